@@ -1,0 +1,136 @@
+package graph
+
+import (
+	"fmt"
+	"reflect"
+	"unsafe"
+
+	G "gorgonia.org/gorgonia"
+)
+
+// derivOffset is the offset of Gorgonia's unexported Node.deriv field, which
+// caches the gradient node of the last symbolic differentiation.
+var derivOffset = func() uintptr {
+	f, ok := reflect.TypeOf(G.Node{}).FieldByName("deriv")
+	if !ok || f.Type != reflect.TypeOf((*G.Node)(nil)) {
+		panic("graph: gorgonia.Node has no field deriv *Node; the pinned Gorgonia version changed")
+	}
+	return f.Offset
+}()
+
+// childrenOffset is the offset of Gorgonia's unexported Node.children field.
+var childrenOffset = func() uintptr {
+	f, ok := reflect.TypeOf(G.Node{}).FieldByName("children")
+	if !ok || f.Type != reflect.TypeOf(G.Nodes(nil)) {
+		panic("graph: gorgonia.Node has no field children Nodes; the pinned Gorgonia version changed")
+	}
+	return f.Offset
+}()
+
+// children returns n's operands in order (Gorgonia does not export them).
+func children(n *G.Node) G.Nodes {
+	return *(*G.Nodes)(unsafe.Add(unsafe.Pointer(n), childrenOffset))
+}
+
+// ResetDerivs clears the cached gradient of every node of g.
+//
+// Gorgonia's Backpropagate treats any node whose deriv is set as "previously
+// differentiated" and reuses that stale gradient, so a second Grad on the
+// same graph (second-order gradients, several costs) is silently wrong.
+// Every differentiation in this package calls ResetDerivs first.
+func ResetDerivs(g *G.ExprGraph) {
+	for _, n := range g.AllNodes() {
+		*(**G.Node)(unsafe.Add(unsafe.Pointer(n), derivOffset)) = nil
+	}
+}
+
+// Grad returns ∂cost/∂w for every node w of wrt. Unlike G.Grad:
+//   - wrt may hold intermediate nodes, not only inputs;
+//   - it is right on repeated and second-order use (derivative caches are
+//     cleared first);
+//   - each w is differentiated in a backward pass of its own, because one
+//     Backpropagate over several WRT nodes has been measured to drop
+//     gradient contributions (see the package documentation);
+//   - a w that cost does not depend on gets an all-zero gradient instead of
+//     an error.
+//
+// cost must be a scalar.
+func Grad(cost *G.Node, wrt ...*G.Node) (G.Nodes, error) {
+	if !cost.IsScalar() {
+		return nil, fmt.Errorf("graph.Grad: cost %v has shape %v, want a scalar", cost, cost.Shape())
+	}
+	one := Scalar(cost.Graph(), cost.Dtype(), 1)
+	return VJP(G.Nodes{cost}, G.Nodes{one}, wrt...)
+}
+
+// VJP returns the vector-Jacobian products Σ_j ⟨adjoints_j, ∂outputs_j/∂w⟩
+// for every node w of wrt: the reverse-mode derivative of the outputs seeded
+// with the given adjoints (for example input nodes fed with upstream
+// gradients). It has the guarantees listed for Grad.
+func VJP(outputs, adjoints G.Nodes, wrt ...*G.Node) (G.Nodes, error) {
+	if len(outputs) == 0 || len(outputs) != len(adjoints) {
+		return nil, fmt.Errorf("graph.VJP: %d outputs but %d adjoints", len(outputs), len(adjoints))
+	}
+	for i, o := range outputs {
+		if !o.Shape().Eq(adjoints[i].Shape()) {
+			return nil, fmt.Errorf("graph.VJP: output %v has shape %v but its adjoint has shape %v", o, o.Shape(), adjoints[i].Shape())
+		}
+	}
+	g := outputs[0].Graph()
+	reach := reachable(outputs)
+	res := make(G.Nodes, len(wrt))
+	for i, w := range wrt {
+		var live G.Nodes
+		var liveAdj G.Nodes
+		if reach[w] {
+			for j, o := range outputs {
+				if reachable(G.Nodes{o})[w] {
+					live = append(live, o)
+					liveAdj = append(liveAdj, adjoints[j])
+				}
+			}
+		}
+		if len(live) == 0 {
+			res[i] = Zeros(g, w.Dtype(), w.Shape()...)
+			continue
+		}
+		ResetDerivs(g)
+		d, err := G.Backpropagate(live, liveAdj, G.Nodes{w})
+		ResetDerivs(g)
+		if err != nil {
+			return nil, fmt.Errorf("graph.VJP: differentiating w.r.t. %v: %w", w, err)
+		}
+		res[i] = d[0]
+	}
+	return res, nil
+}
+
+// reachable returns the nodes that the outputs depend on differentiably:
+// Gorgonia's own forward analysis, stopping at non-differentiable inputs.
+func reachable(outputs G.Nodes) map[*G.Node]bool {
+	set := make(map[*G.Node]bool)
+	stack := append(G.Nodes(nil), outputs...)
+	for _, o := range outputs {
+		set[o] = true
+	}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if n.IsVar() || n.Op() == nil {
+			continue
+		}
+		op, ok := n.Op().(G.SDOp)
+		if !ok {
+			continue
+		}
+		cs := children(n)
+		diffs := op.DiffWRT(len(cs))
+		for j, c := range cs {
+			if j < len(diffs) && diffs[j] && !set[c] {
+				set[c] = true
+				stack = append(stack, c)
+			}
+		}
+	}
+	return set
+}

@@ -1,0 +1,247 @@
+package graph
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Activation is the non-linearity of an MLP's hidden layers.
+type Activation string
+
+// Supported activations.
+const (
+	ReLU Activation = "relu"
+	Tanh Activation = "tanh"
+)
+
+// MLPWeights holds a small fully connected network in → hidden… → 1 in plain
+// Go: W[l] is the fan_in × fan_out matrix of layer l (row-major) and B[l] its
+// bias. It is the savable form of a CoordMLP and can also be evaluated
+// without a graph.
+type MLPWeights struct {
+	Inputs     int         `json:"inputs"`
+	Hidden     []int       `json:"hidden"`
+	Activation Activation  `json:"activation"`
+	W          [][]float64 `json:"w"`
+	B          [][]float64 `json:"b"`
+}
+
+// NewMLPWeights returns randomly initialised weights with PyTorch's default
+// nn.Linear initialisation: every weight and bias of a layer with fan-in f
+// drawn from U(−1/√f, 1/√f).
+func NewMLPWeights(inputs int, hidden []int, act Activation, rng *rand.Rand) *MLPWeights {
+	w := &MLPWeights{Inputs: inputs, Hidden: append([]int(nil), hidden...), Activation: act}
+	sizes := w.sizes()
+	for l := 0; l+1 < len(sizes); l++ {
+		fin, fout := sizes[l], sizes[l+1]
+		bound := 1 / math.Sqrt(float64(fin))
+		W := make([]float64, fin*fout)
+		B := make([]float64, fout)
+		for i := range W {
+			W[i] = bound * (2*rng.Float64() - 1)
+		}
+		for i := range B {
+			B[i] = bound * (2*rng.Float64() - 1)
+		}
+		w.W = append(w.W, W)
+		w.B = append(w.B, B)
+	}
+	return w
+}
+
+// sizes returns the layer widths in, hidden…, 1.
+func (w *MLPWeights) sizes() []int {
+	s := append([]int{w.Inputs}, w.Hidden...)
+	return append(s, 1)
+}
+
+// Validate reports whether the weights have the shapes their sizes imply.
+func (w *MLPWeights) Validate() error {
+	if w.Inputs < 1 {
+		return fmt.Errorf("mlp: %d inputs", w.Inputs)
+	}
+	if w.Activation != ReLU && w.Activation != Tanh {
+		return fmt.Errorf("mlp: unknown activation %q (want %q or %q)", w.Activation, ReLU, Tanh)
+	}
+	s := w.sizes()
+	if len(w.W) != len(s)-1 || len(w.B) != len(s)-1 {
+		return fmt.Errorf("mlp: %d weight and %d bias layers for %d layers", len(w.W), len(w.B), len(s)-1)
+	}
+	for l := 0; l+1 < len(s); l++ {
+		if s[l+1] < 1 {
+			return fmt.Errorf("mlp: layer %d has width %d", l, s[l+1])
+		}
+		if len(w.W[l]) != s[l]*s[l+1] || len(w.B[l]) != s[l+1] {
+			return fmt.Errorf("mlp: layer %d has %d weights and %d biases, want %d and %d", l, len(w.W[l]), len(w.B[l]), s[l]*s[l+1], s[l+1])
+		}
+		for _, v := range append(append([]float64(nil), w.W[l]...), w.B[l]...) {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("mlp: layer %d has a non-finite parameter", l)
+			}
+		}
+	}
+	return nil
+}
+
+// NumParams is the number of weights and biases.
+func (w *MLPWeights) NumParams() int {
+	n := 0
+	for l := range w.W {
+		n += len(w.W[l]) + len(w.B[l])
+	}
+	return n
+}
+
+// Params returns the parameter slices in the order W0, B0, W1, B1, …; they
+// alias the weights.
+func (w *MLPWeights) Params() [][]float64 {
+	var ps [][]float64
+	for l := range w.W {
+		ps = append(ps, w.W[l], w.B[l])
+	}
+	return ps
+}
+
+// Clone returns a deep copy.
+func (w *MLPWeights) Clone() *MLPWeights {
+	c := &MLPWeights{Inputs: w.Inputs, Hidden: append([]int(nil), w.Hidden...), Activation: w.Activation}
+	for l := range w.W {
+		c.W = append(c.W, append([]float64(nil), w.W[l]...))
+		c.B = append(c.B, append([]float64(nil), w.B[l]...))
+	}
+	return c
+}
+
+// MarshalJSON and UnmarshalJSON use the field tags; UnmarshalJSON validates.
+func (w *MLPWeights) UnmarshalJSON(b []byte) error {
+	type plain MLPWeights
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*w = MLPWeights(p)
+	return w.Validate()
+}
+
+func (w *MLPWeights) act(x float64) float64 {
+	if w.Activation == Tanh {
+		return math.Tanh(x)
+	}
+	return math.Max(x, 0)
+}
+
+// Eval computes the network on the n rows of x (n × Inputs, row-major) into
+// out (length n) without a graph.
+func (w *MLPWeights) Eval(x, out []float64) {
+	n := len(out)
+	if len(x) != n*w.Inputs {
+		panic(fmt.Sprintf("mlp.Eval: %d inputs for %d rows of %d", len(x), n, w.Inputs))
+	}
+	s := w.sizes()
+	maxw := 0
+	for _, v := range s {
+		maxw = max(maxw, v)
+	}
+	a := make([]float64, maxw)
+	b := make([]float64, maxw)
+	for r := 0; r < n; r++ {
+		copy(a, x[r*w.Inputs:(r+1)*w.Inputs])
+		for l := 0; l+1 < len(s); l++ {
+			fin, fout := s[l], s[l+1]
+			W, B := w.W[l], w.B[l]
+			copy(b[:fout], B)
+			for i := 0; i < fin; i++ {
+				ai := a[i]
+				row := W[i*fout : (i+1)*fout]
+				for j, wij := range row {
+					b[j] += ai * wij
+				}
+			}
+			if l+2 < len(s) {
+				for j := 0; j < fout; j++ {
+					b[j] = w.act(b[j])
+				}
+			}
+			a, b = b, a
+		}
+		out[r] = a[0]
+	}
+}
+
+// CoordMLP is one MLP with shared weights applied to every row of an
+// (n, in) matrix — the per-coordinate networks f_Q and f_D of NNSGHMC. Its
+// weights are input nodes, so gradients can be taken with respect to them.
+type CoordMLP struct {
+	Weights *MLPWeights
+	W, B    G.Nodes
+}
+
+// NewCoordMLP binds weights into g as input nodes named name.W0, name.B0, ….
+func NewCoordMLP(g *G.ExprGraph, dt tensor.Dtype, name string, w *MLPWeights) (*CoordMLP, error) {
+	if err := w.Validate(); err != nil {
+		return nil, err
+	}
+	m := &CoordMLP{Weights: w}
+	s := w.sizes()
+	for l := 0; l+1 < len(s); l++ {
+		m.W = append(m.W, Input(g, dt, fmt.Sprintf("%s.W%d", name, l), s[l], s[l+1]))
+		m.B = append(m.B, Input(g, dt, fmt.Sprintf("%s.B%d", name, l), 1, s[l+1]))
+	}
+	return m, m.Sync()
+}
+
+// Params returns the weight nodes in the order of MLPWeights.Params.
+func (m *CoordMLP) Params() G.Nodes {
+	var ps G.Nodes
+	for l := range m.W {
+		ps = append(ps, m.W[l], m.B[l])
+	}
+	return ps
+}
+
+// Sync copies the current values of m.Weights into the graph's nodes.
+func (m *CoordMLP) Sync() error {
+	for i, p := range m.Weights.Params() {
+		if err := SetValue(m.Params()[i], p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Forward applies the network to every row of x, shape (n, in), and returns
+// the (n) vector of outputs.
+func (m *CoordMLP) Forward(x *G.Node) (*G.Node, error) {
+	s := x.Shape()
+	if len(s) != 2 || s[1] != m.Weights.Inputs {
+		return nil, fmt.Errorf("CoordMLP.Forward: input shape %v, want (n, %d)", s, m.Weights.Inputs)
+	}
+	h := x
+	for l := range m.W {
+		z, err := G.Mul(h, m.W[l])
+		if err != nil {
+			return nil, err
+		}
+		if z, err = G.BroadcastAdd(z, m.B[l], nil, []byte{0}); err != nil {
+			return nil, err
+		}
+		if l+1 < len(m.W) {
+			if m.Weights.Activation == Tanh {
+				if z, err = G.Tanh(z); err != nil {
+					return nil, err
+				}
+			} else {
+				if z, err = G.Rectify(z); err != nil {
+					return nil, err
+				}
+			}
+		}
+		h = z
+	}
+	return G.Reshape(h, tensor.Shape{s[0]})
+}

@@ -1,0 +1,242 @@
+package graph
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// elemKind names an element-wise operation implemented by this package.
+type elemKind int
+
+const (
+	kindCopy      elemKind = iota // identity that allocates, gradient passes
+	kindClamp                     // min(max(x, lo), hi)
+	kindClampGate                 // 1[lo < x < hi]    (not differentiable)
+)
+
+var kindNames = [...]string{"Copy", "Clamp", "ClampGate"}
+
+// elemOp is a unary element-wise Gorgonia op whose symbolic derivative is
+// built only from ops that can themselves be differentiated again: the
+// derivative of the clamp is grad ⊙ gate(x), where gate is a
+// constant-gradient (non-differentiable) op.
+type elemOp struct {
+	kind   elemKind
+	lo, hi float64 // clamp bounds
+}
+
+func (op elemOp) Arity() int { return 1 }
+
+func (op elemOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(a, a)
+}
+
+func (op elemOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if len(in) != 1 {
+		return nil, fmt.Errorf("%v: want 1 input, got %d", op, len(in))
+	}
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("%v: input shape is %T", op, in[0])
+	}
+	return s.Clone(), nil
+}
+
+// apply is the scalar function of the op.
+func (op elemOp) apply(x float64) float64 {
+	switch op.kind {
+	case kindClamp:
+		return math.Min(math.Max(x, op.lo), op.hi)
+	case kindClampGate:
+		if x > op.lo && x < op.hi {
+			return 1
+		}
+		return 0
+	}
+	return x // Copy
+}
+
+func (op elemOp) apply32(x float32) float32 {
+	switch op.kind {
+	case kindCopy:
+		return x
+	case kindClamp:
+		lo, hi := float32(op.lo), float32(op.hi)
+		if x < lo {
+			return lo
+		}
+		if x > hi {
+			return hi
+		}
+		return x
+	}
+	return float32(op.apply(float64(x)))
+}
+
+// Do computes the op on a fresh value: the output never aliases the input,
+// so no later in-place op can write through it into an input's value.
+func (op elemOp) Do(v ...G.Value) (G.Value, error) {
+	if len(v) != 1 {
+		return nil, fmt.Errorf("%v: want 1 input, got %d", op, len(v))
+	}
+	return mapValue(v[0], op.apply, op.apply32, op)
+}
+
+// mapValue applies f (or f32) element-wise to a fresh copy of v.
+func mapValue(v G.Value, f func(float64) float64, f32 func(float32) float32, op fmt.Stringer) (G.Value, error) {
+	switch x := v.(type) {
+	case tensor.Tensor:
+		switch src := x.Data().(type) {
+		case []float64:
+			dst := make([]float64, len(src))
+			for i, s := range src {
+				dst[i] = f(s)
+			}
+			return tensor.New(tensor.WithShape(x.Shape().Clone()...), tensor.WithBacking(dst)), nil
+		case []float32:
+			dst := make([]float32, len(src))
+			for i, s := range src {
+				dst[i] = f32(s)
+			}
+			return tensor.New(tensor.WithShape(x.Shape().Clone()...), tensor.WithBacking(dst)), nil
+		case float64: // a 0-d tensor
+			return tensor.New(tensor.FromScalar(f(src))), nil
+		case float32:
+			return tensor.New(tensor.FromScalar(f32(src))), nil
+		}
+		return nil, fmt.Errorf("%v: unsupported dtype %v", op, x.Dtype())
+	case *G.F64:
+		y := G.F64(f(float64(*x)))
+		return &y, nil
+	case *G.F32:
+		y := G.F32(f32(float32(*x)))
+		return &y, nil
+	}
+	return nil, fmt.Errorf("%v: unsupported value %T", op, v)
+}
+
+func (op elemOp) ReturnsPtr() bool     { return false }
+func (op elemOp) CallsExtern() bool    { return false }
+func (op elemOp) OverwritesInput() int { return -1 }
+
+func (op elemOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "metasgmcmc.%s", kindNames[op.kind])
+	if op.kind == kindClamp || op.kind == kindClampGate {
+		fmt.Fprintf(h, "(%v,%v)", op.lo, op.hi)
+	}
+}
+
+func (op elemOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+func (op elemOp) String() string {
+	if op.kind == kindClamp || op.kind == kindClampGate {
+		return fmt.Sprintf("%s(%v,%v)", kindNames[op.kind], op.lo, op.hi)
+	}
+	return kindNames[op.kind]
+}
+
+// DiffWRT reports whether gradients flow to the input.
+func (op elemOp) DiffWRT(int) []bool {
+	switch op.kind {
+	case kindClampGate:
+		return []bool{false}
+	}
+	return []bool{true}
+}
+
+// SymDiff builds the derivative expression: grad for Copy, grad ⊙ gate(x)
+// for Clamp, nothing for the gate.
+func (op elemOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	var gate elemOp
+	switch op.kind {
+	case kindCopy:
+		return G.Nodes{grad}, nil
+	case kindClamp:
+		gate = elemOp{kind: kindClampGate, lo: op.lo, hi: op.hi}
+	default:
+		return G.Nodes{nil}, nil
+	}
+	mask, err := G.ApplyOp(gate, inputs[0])
+	if err != nil {
+		return nil, err
+	}
+	d, err := G.HadamardProd(grad, mask)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{d}, nil
+}
+
+// DoDiff is required by Gorgonia's LispMachine, which this project does not use.
+func (op elemOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
+	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
+}
+
+func applyElem(op elemOp, x *G.Node) *G.Node {
+	return G.Must(G.ApplyOp(op, x))
+}
+
+// Copy is a differentiable identity that materialises its input into fresh
+// memory. Use it on Reshape or Slice views of input nodes before they feed
+// element-wise ops: Gorgonia's tape machine otherwise writes through the view
+// into the input's own value on every run.
+func Copy(x *G.Node) *G.Node { return applyElem(elemOp{kind: kindCopy}, x) }
+
+// Clamp is min(max(x, lo), hi). Its derivative is 1 strictly inside (lo, hi)
+// and 0 where the clamp is active; the derivative is itself differentiable.
+func Clamp(x *G.Node, lo, hi float64) *G.Node {
+	if lo > hi {
+		panic(fmt.Sprintf("graph.Clamp: lo %v > hi %v", lo, hi))
+	}
+	return applyElem(elemOp{kind: kindClamp, lo: lo, hi: hi}, x)
+}
+
+// keepAliveOp consumes every value of a program as its final instruction.
+// Gorgonia's register allocator reuses the register of a value after its last
+// use, and ops then write into the reused memory — in place, or into a value
+// allocated earlier. Values that alias it (Reshape and other views, or any
+// node read back after the run) are silently overwritten. With one final
+// consumer of every node no register is reused, so no op writes in place.
+type keepAliveOp struct{ n int }
+
+func (op keepAliveOp) Arity() int { return op.n }
+
+func (op keepAliveOp) Type() hm.Type {
+	ts := make([]hm.Type, op.n+1)
+	for i := 0; i < op.n; i++ {
+		ts[i] = hm.TypeVariable(rune(0x4e00 + i))
+	}
+	ts[op.n] = tensor.Float64
+	return hm.NewFnType(ts...)
+}
+
+func (op keepAliveOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	return tensor.ScalarShape(), nil
+}
+
+func (op keepAliveOp) Do(...G.Value) (G.Value, error) {
+	v := G.F64(0)
+	return &v, nil
+}
+
+func (op keepAliveOp) ReturnsPtr() bool      { return false }
+func (op keepAliveOp) CallsExtern() bool     { return false }
+func (op keepAliveOp) OverwritesInput() int  { return -1 }
+func (op keepAliveOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.KeepAlive(%d)", op.n) }
+func (op keepAliveOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+func (op keepAliveOp) String() string { return fmt.Sprintf("KeepAlive(%d)", op.n) }

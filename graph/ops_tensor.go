@@ -1,0 +1,268 @@
+package graph
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Gorgonia's slice op writes its start, end and step into its hash as single
+// bytes, so Slice(x, i) and Slice(x, i+256) hash alike and the graph merges
+// them into one node (hash-consing compares op hashes). Every graph with more
+// than 256 slices of one node — a recurrence over a sequence, or the gradient
+// of a Concat of more than 256 operands, which slices its gradient — then
+// silently computes wrong values and gradients. The ops below hash their full
+// ranges.
+
+// rangeOp is a tensor op that selects, pads or joins ranges along one axis.
+type rangeOp struct {
+	kind  rangeKind
+	axis  int
+	start int   // slice and pad: first index along axis
+	size  int   // slice: length of the range; pad: length of the padded axis
+	sizes []int // concat: lengths of the operands along axis
+	dims  int   // number of dimensions of every operand and result
+}
+
+type rangeKind int
+
+const (
+	rangeSlice  rangeKind = iota // x[start:start+size] along axis
+	rangePad                     // zeros of length size along axis with x at start
+	rangeConcat                  // operands joined along axis
+)
+
+func (op rangeOp) Arity() int {
+	if op.kind == rangeConcat {
+		return len(op.sizes)
+	}
+	return 1
+}
+
+func (op rangeOp) Type() hm.Type {
+	tt := G.TensorType{Dims: op.dims, Of: hm.TypeVariable('a')}
+	ts := make([]hm.Type, op.Arity()+1)
+	for i := range ts {
+		ts[i] = tt
+	}
+	return hm.NewFnType(ts...)
+}
+
+func (op rangeOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if len(in) != op.Arity() {
+		return nil, fmt.Errorf("%v: %d inputs, want %d", op, len(in), op.Arity())
+	}
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("%v: input shape is %T", op, in[0])
+	}
+	out := s.Clone()
+	switch op.kind {
+	case rangeSlice, rangePad:
+		out[op.axis] = op.size
+	case rangeConcat:
+		total := 0
+		for _, n := range op.sizes {
+			total += n
+		}
+		out[op.axis] = total
+	}
+	return out, nil
+}
+
+// layout returns the number of blocks before the axis and the block size
+// after it, for a tensor of this op's dimensionality with the given shape.
+func (op rangeOp) layout(shape tensor.Shape) (outer, inner int) {
+	outer, inner = 1, 1
+	for i, s := range shape {
+		switch {
+		case i < op.axis:
+			outer *= s
+		case i > op.axis:
+			inner *= s
+		}
+	}
+	return outer, inner
+}
+
+func (op rangeOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != op.Arity() {
+		return nil, fmt.Errorf("%v: %d inputs, want %d", op, len(vals), op.Arity())
+	}
+	ts := make([]tensor.Tensor, len(vals))
+	shapes := make([]G.DimSizer, len(vals))
+	for i, v := range vals {
+		t, ok := v.(tensor.Tensor)
+		if !ok || t.Dims() != op.dims {
+			return nil, fmt.Errorf("%v: operand %d is %T of shape %v, want a %d-d tensor", op, i, v, v.Shape(), op.dims)
+		}
+		ts[i] = t
+		shapes[i] = t.Shape()
+	}
+	outShape, err := op.InferShape(shapes...)
+	if err != nil {
+		return nil, err
+	}
+	switch ts[0].Dtype() {
+	case tensor.Float64:
+		return rangeDo[float64](op, ts, outShape)
+	case tensor.Float32:
+		return rangeDo[float32](op, ts, outShape)
+	}
+	return nil, fmt.Errorf("%v: unsupported dtype %v", op, ts[0].Dtype())
+}
+
+func rangeDo[T float32 | float64](op rangeOp, ts []tensor.Tensor, outShape tensor.Shape) (G.Value, error) {
+	out := make([]T, outShape.TotalSize())
+	outer, inner := op.layout(outShape)
+	outAxis := outShape[op.axis]
+	offset := 0 // position along the output axis where the next operand goes
+	for _, t := range ts {
+		src, ok := t.Data().([]T)
+		if !ok {
+			return nil, fmt.Errorf("%v: mixed dtypes", op)
+		}
+		if !t.IsNativelyAccessible() || t.RequiresIterator() {
+			return nil, fmt.Errorf("%v: operand is a non-contiguous view", op)
+		}
+		inAxis := t.Shape()[op.axis]
+		switch op.kind {
+		case rangeSlice:
+			if op.start+op.size > inAxis {
+				return nil, fmt.Errorf("%v: range out of bounds for shape %v", op, t.Shape())
+			}
+			n := op.size * inner
+			for o := 0; o < outer; o++ {
+				copy(out[o*n:(o+1)*n], src[(o*inAxis+op.start)*inner:])
+			}
+		case rangePad:
+			n := inAxis * inner
+			for o := 0; o < outer; o++ {
+				copy(out[(o*outAxis+op.start)*inner:(o*outAxis+op.start)*inner+n], src[o*n:(o+1)*n])
+			}
+		case rangeConcat:
+			n := inAxis * inner
+			for o := 0; o < outer; o++ {
+				copy(out[(o*outAxis+offset)*inner:(o*outAxis+offset)*inner+n], src[o*n:(o+1)*n])
+			}
+			offset += inAxis
+		}
+	}
+	return tensor.New(tensor.WithShape(outShape...), tensor.WithBacking(out)), nil
+}
+
+func (op rangeOp) ReturnsPtr() bool     { return false }
+func (op rangeOp) CallsExtern() bool    { return false }
+func (op rangeOp) OverwritesInput() int { return -1 }
+
+func (op rangeOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.%v", op) }
+
+func (op rangeOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+func (op rangeOp) String() string {
+	switch op.kind {
+	case rangeSlice:
+		return fmt.Sprintf("Slice(axis=%d, %d:%d, dims=%d)", op.axis, op.start, op.start+op.size, op.dims)
+	case rangePad:
+		return fmt.Sprintf("Pad(axis=%d, at=%d, size=%d, dims=%d)", op.axis, op.start, op.size, op.dims)
+	}
+	return fmt.Sprintf("Concat(axis=%d, sizes=%v, dims=%d)", op.axis, op.sizes, op.dims)
+}
+
+func (op rangeOp) DiffWRT(n int) []bool {
+	d := make([]bool, n)
+	for i := range d {
+		d[i] = true
+	}
+	return d
+}
+
+// SymDiff: the derivative of a slice is a pad of the gradient and vice
+// versa; the derivative of a concat is one slice of the gradient per operand.
+func (op rangeOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	switch op.kind {
+	case rangeSlice:
+		in := inputs[0].Shape()
+		d, err := G.ApplyOp(rangeOp{kind: rangePad, axis: op.axis, start: op.start, size: in[op.axis], dims: op.dims}, grad)
+		return G.Nodes{d}, err
+	case rangePad:
+		d, err := G.ApplyOp(rangeOp{kind: rangeSlice, axis: op.axis, start: op.start, size: inputs[0].Shape()[op.axis], dims: op.dims}, grad)
+		return G.Nodes{d}, err
+	}
+	ds := make(G.Nodes, len(inputs))
+	start := 0
+	for i, n := range op.sizes {
+		d, err := G.ApplyOp(rangeOp{kind: rangeSlice, axis: op.axis, start: start, size: n, dims: op.dims}, grad)
+		if err != nil {
+			return nil, err
+		}
+		ds[i] = d
+		start += n
+	}
+	return ds, nil
+}
+
+func (op rangeOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
+	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
+}
+
+// Slice returns x[start:end] along axis, keeping the axis (of length
+// end−start). It replaces G.Slice, whose nodes for ranges 256 apart are
+// merged by Gorgonia; the result is a fresh copy, never a view.
+func Slice(x *G.Node, axis, start, end int) (*G.Node, error) {
+	s := x.Shape()
+	if axis < 0 || axis >= len(s) {
+		return nil, fmt.Errorf("graph.Slice: axis %d out of range for shape %v", axis, s)
+	}
+	if start < 0 || end > s[axis] || start >= end {
+		return nil, fmt.Errorf("graph.Slice: range %d:%d out of bounds for axis %d of shape %v", start, end, axis, s)
+	}
+	return G.ApplyOp(rangeOp{kind: rangeSlice, axis: axis, start: start, size: end - start, dims: len(s)}, x)
+}
+
+// Concat joins xs along axis. It replaces G.Concat, whose gradient slices are
+// merged by Gorgonia past 256 operands. All operands must have the same
+// shape except along axis.
+func Concat(axis int, xs ...*G.Node) (*G.Node, error) {
+	if len(xs) == 0 {
+		return nil, fmt.Errorf("graph.Concat: no operands")
+	}
+	s0 := xs[0].Shape()
+	if axis < 0 || axis >= len(s0) {
+		return nil, fmt.Errorf("graph.Concat: axis %d out of range for shape %v", axis, s0)
+	}
+	sizes := make([]int, len(xs))
+	for i, x := range xs {
+		s := x.Shape()
+		if len(s) != len(s0) {
+			return nil, fmt.Errorf("graph.Concat: operand %d has shape %v, operand 0 %v", i, s, s0)
+		}
+		for d := range s {
+			if d != axis && s[d] != s0[d] {
+				return nil, fmt.Errorf("graph.Concat: operand %d has shape %v, operand 0 %v", i, s, s0)
+			}
+		}
+		sizes[i] = s[axis]
+	}
+	return G.ApplyOp(rangeOp{kind: rangeConcat, axis: axis, sizes: sizes, dims: len(s0)}, xs...)
+}
+
+// Reshape returns x with a new shape, as a fresh copy. Gorgonia's Reshape
+// returns a view of its operand; when the operand is an input node and an
+// element-wise op consumes the view, the tape machine writes the result into
+// the input's own value on every run.
+func Reshape(x *G.Node, shape ...int) (*G.Node, error) {
+	r, err := G.Reshape(x, tensor.Shape(shape))
+	if err != nil {
+		return nil, err
+	}
+	return Copy(r), nil
+}

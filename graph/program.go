@@ -1,0 +1,156 @@
+package graph
+
+import (
+	"fmt"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Program is a compiled graph: only the nodes the outputs need, compiled
+// once and run many times with new input values.
+type Program struct {
+	vm      G.VM
+	outputs G.Nodes
+}
+
+// Compile compiles the part of the outputs' graph that the outputs need.
+//
+// Compiling the whole graph would also run dead gradient branches (for
+// example the gradient w.r.t. the data of a matrix product). Every value is
+// kept alive to the end of the program, so that Gorgonia never reuses a
+// register: its in-place writes into reused registers corrupt views
+// (Reshape) and any value read back after the run. Compile also refuses
+// graphs in which two distinct nodes share a 32-bit hash: Gorgonia's
+// compiler numbers values by hash alone and would silently merge them.
+func Compile(outputs ...*G.Node) (*Program, error) {
+	if len(outputs) == 0 {
+		return nil, fmt.Errorf("graph.Compile: no outputs")
+	}
+	g := outputs[0].Graph()
+	nodes := g.ExactSubgraphRoots(outputs...).AllNodes()
+	seen := make(map[uint32]*G.Node)
+	var live G.Nodes
+	for _, n := range nodes {
+		h := n.Hashcode()
+		if m, ok := seen[h]; ok && m != n {
+			return nil, fmt.Errorf("graph.Compile: nodes %v and %v have the same 32-bit hash; Gorgonia would merge them", m, n)
+		}
+		seen[h] = n
+		if n.Graph() == g {
+			live = append(live, n)
+		}
+	}
+	// Built without G.ApplyOp, whose type inference is quadratic in the
+	// number of operands.
+	sink := G.NewUniqueNode(G.WithType(tensor.Float64), G.WithOp(keepAliveOp{n: len(live)}),
+		G.WithChildren(live), G.In(g), G.WithShape())
+	return &Program{vm: G.NewTapeMachine(g.ExactSubgraphRoots(sink)), outputs: outputs}, nil
+}
+
+// Run executes the program once with the current input values.
+func (p *Program) Run() error {
+	p.vm.Reset()
+	if err := p.vm.RunAll(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Close releases the program's machine.
+func (p *Program) Close() error { return p.vm.Close() }
+
+// SetValue copies src, converted to the node's dtype, into the value bound
+// to the input node n, in place.
+func SetValue(n *G.Node, src []float64) error {
+	switch v := n.Value().(type) {
+	case tensor.Tensor:
+		switch d := v.Data().(type) {
+		case []float64:
+			if len(d) != len(src) {
+				return fmt.Errorf("graph.SetValue %s: %d values for %d elements", n.Name(), len(src), len(d))
+			}
+			copy(d, src)
+		case []float32:
+			if len(d) != len(src) {
+				return fmt.Errorf("graph.SetValue %s: %d values for %d elements", n.Name(), len(src), len(d))
+			}
+			for i, s := range src {
+				d[i] = float32(s)
+			}
+		default:
+			return fmt.Errorf("graph.SetValue %s: unsupported data %T", n.Name(), d)
+		}
+	case *G.F64:
+		if len(src) != 1 {
+			return fmt.Errorf("graph.SetValue %s: %d values for a scalar", n.Name(), len(src))
+		}
+		*v = G.F64(src[0])
+	case *G.F32:
+		if len(src) != 1 {
+			return fmt.Errorf("graph.SetValue %s: %d values for a scalar", n.Name(), len(src))
+		}
+		*v = G.F32(src[0])
+	default:
+		return fmt.Errorf("graph.SetValue %s: node holds %T, not an input value", n.Name(), n.Value())
+	}
+	return nil
+}
+
+// Value copies n's current value, converted to float64, into dst and returns
+// it (allocating when dst is too short).
+func Value(n *G.Node, dst []float64) ([]float64, error) {
+	switch v := n.Value().(type) {
+	case tensor.Tensor:
+		switch d := v.Data().(type) {
+		case []float64:
+			dst = grow(dst, len(d))
+			copy(dst, d)
+		case []float32:
+			dst = grow(dst, len(d))
+			for i, s := range d {
+				dst[i] = float64(s)
+			}
+		case float64:
+			dst = grow(dst, 1)
+			dst[0] = d
+		case float32:
+			dst = grow(dst, 1)
+			dst[0] = float64(d)
+		default:
+			return nil, fmt.Errorf("graph.Value %v: unsupported data %T", n, d)
+		}
+	case *G.F64:
+		dst = grow(dst, 1)
+		dst[0] = float64(*v)
+	case *G.F32:
+		dst = grow(dst, 1)
+		dst[0] = float64(*v)
+	case nil:
+		return nil, fmt.Errorf("graph.Value %v: the node has no value (was it compiled and run?)", n)
+	default:
+		return nil, fmt.Errorf("graph.Value %v: unsupported value %T", n, v)
+	}
+	return dst, nil
+}
+
+func grow(dst []float64, n int) []float64 {
+	if cap(dst) < n {
+		return make([]float64, n)
+	}
+	return dst[:n]
+}
+
+// Data returns the float64 slice backing the value of a float64 input node,
+// for in-place edits (as finite-difference checks do).
+func Data(n *G.Node) []float64 {
+	t, ok := n.Value().(tensor.Tensor)
+	if !ok {
+		panic(fmt.Sprintf("graph.Data %v: not a tensor value", n))
+	}
+	d, ok := t.Data().([]float64)
+	if !ok {
+		panic(fmt.Sprintf("graph.Data %v: dtype %v, want float64", n, t.Dtype()))
+	}
+	return d
+}

@@ -1,0 +1,278 @@
+package samplers
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gorgonia.org/tensor"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+)
+
+// Gamma selects how NNSGHMC computes its correction term Γ.
+type Gamma string
+
+// The ways to compute Γ.
+const (
+	// GammaExact differentiates the step's Gorgonia graph: Γ is exact.
+	GammaExact Gamma = "exact"
+	// GammaFD uses the paper's finite differences (appendix A): no
+	// differentiation, one extra f_D pass per step.
+	GammaFD Gamma = "fd"
+	// GammaNone drops Γ. This is an ablation, NOT a valid sampler: with
+	// state-dependent Q_f and D_f its stationary distribution is not the
+	// target.
+	GammaNone Gamma = "none"
+)
+
+// ParseGamma returns the Gamma named s.
+func ParseGamma(s string) (Gamma, error) {
+	switch g := Gamma(s); g {
+	case GammaExact, GammaFD, GammaNone:
+		return g, nil
+	}
+	return "", fmt.Errorf("unknown gamma %q (want exact, fd or none)", s)
+}
+
+// NNConfig holds every setting of NNSGHMC. The networks f_Q and f_D act on
+// each coordinate i of each chain with inputs
+//
+//	f_Q(u, m·p_i)   and   f_D(u, m·p_i, s_g·∂_iŨ/N),
+//
+// where u = s_u·(Ũ(θ) + (coef − 1)·U_prior(θ))/N is the pre-processed energy
+// of the chain (appendix C of the paper; coef = D_train/D_test corrects the
+// prior term for the change of dimension), N the data size, m the momentum
+// scale, s_g the gradient scale and s_u the energy scale. Then
+//
+//	Q_f = β + clamp(f_Q, ±ClampQ),   D_f = clamp(α·Q_f² + s_D·|f_D| + c, 0, DMax).
+type NNConfig struct {
+	StepSize      float64           `json:"step_size"`      // η
+	Alpha         float64           `json:"alpha"`          // α ≥ 0
+	Beta          float64           `json:"beta"`           // β
+	C             float64           `json:"c"`              // c ≥ 0
+	ClampQ        float64           `json:"clamp_q"`        // f_Q clamped to ±ClampQ; 0: no clamp
+	DMax          float64           `json:"d_max"`          // D_f ≤ DMax; 0: no upper clamp
+	DScale        float64           `json:"d_scale"`        // s_D
+	EnergyScale   float64           `json:"energy_scale"`   // s_u (the authors use −1 on data tasks: u = log-joint/N)
+	GradScale     float64           `json:"grad_scale"`     // s_g
+	MomentumScale float64           `json:"momentum_scale"` // m
+	TrainDim      int               `json:"train_dim"`      // D_train; 0 means coef = 1
+	Gamma         Gamma             `json:"gamma"`
+	Q             *graph.MLPWeights `json:"f_q"` // f_Q: 2 inputs
+	D             *graph.MLPWeights `json:"f_d"` // f_D: 3 inputs
+}
+
+// RandomNets sets cfg.Q and cfg.D to randomly initialised ReLU networks
+// with the given hidden widths, drawn from rng.
+func (cfg *NNConfig) RandomNets(qHidden, dHidden []int, rng *rand.Rand) {
+	cfg.Q = graph.NewMLPWeights(2, qHidden, graph.ReLU, rng)
+	cfg.D = graph.NewMLPWeights(3, dHidden, graph.ReLU, rng)
+}
+
+// Validate reports the first invalid setting.
+func (cfg *NNConfig) Validate() error {
+	if err := positive("NNSGHMC step size", cfg.StepSize); err != nil {
+		return err
+	}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"alpha", cfg.Alpha}, {"c", cfg.C}, {"clamp_q", cfg.ClampQ}, {"d_max", cfg.DMax}, {"d_scale", cfg.DScale}} {
+		if err := nonNegative("NNSGHMC "+c.name, c.v); err != nil {
+			return err
+		}
+	}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"beta", cfg.Beta}, {"energy_scale", cfg.EnergyScale}, {"grad_scale", cfg.GradScale}, {"momentum_scale", cfg.MomentumScale}} {
+		if math.IsNaN(c.v) || math.IsInf(c.v, 0) {
+			return fmt.Errorf("samplers: NNSGHMC %s must be finite, got %v", c.name, c.v)
+		}
+	}
+	if cfg.TrainDim < 0 {
+		return fmt.Errorf("samplers: NNSGHMC train_dim must be non-negative, got %d", cfg.TrainDim)
+	}
+	if _, err := ParseGamma(string(cfg.Gamma)); err != nil {
+		return fmt.Errorf("samplers: NNSGHMC: %w", err)
+	}
+	if cfg.Q == nil || cfg.D == nil {
+		return errors.New("samplers: NNSGHMC needs both networks f_Q and f_D (use RandomNets or load trained weights)")
+	}
+	if err := cfg.Q.Validate(); err != nil {
+		return fmt.Errorf("samplers: NNSGHMC f_Q: %w", err)
+	}
+	if err := cfg.D.Validate(); err != nil {
+		return fmt.Errorf("samplers: NNSGHMC f_D: %w", err)
+	}
+	if cfg.Q.Inputs != 2 || cfg.D.Inputs != 3 {
+		return fmt.Errorf("samplers: NNSGHMC f_Q takes 2 inputs and f_D 3, got %d and %d", cfg.Q.Inputs, cfg.D.Inputs)
+	}
+	return nil
+}
+
+// Features are the pre-processed inputs of the networks for K chains, as
+// computed by NNConfig.Features.
+type Features struct {
+	U     []float64 // u per coordinate (the chain's u repeated), length D·K
+	DU    []float64 // ∂u/∂θ_i = s_u·(∇Ũ + (coef−1)·∇U_prior)/N, length D·K
+	GFeat []float64 // s_g·∇Ũ/N, length D·K
+}
+
+// Features computes the networks' inputs from an evaluation of a target of
+// dimension d and data size n with k chains.
+func (cfg *NNConfig) Features(e *tasks.Eval, d, k int, n float64, f *Features) {
+	coef := 1.0
+	if cfg.TrainDim > 0 {
+		coef = float64(cfg.TrainDim) / float64(d)
+	}
+	f.U = grow(f.U, d*k)
+	f.DU = grow(f.DU, d*k)
+	f.GFeat = grow(f.GFeat, d*k)
+	su, sg := cfg.EnergyScale/n, cfg.GradScale/n
+	for i := 0; i < d; i++ {
+		for c := 0; c < k; c++ {
+			j := i*k + c
+			f.U[j] = su * (e.U[c] + (coef-1)*e.Prior[c])
+			f.DU[j] = su * (e.Grad[j] + (coef-1)*e.PriorGrad[j])
+			f.GFeat[j] = sg * e.Grad[j]
+		}
+	}
+}
+
+func grow(x []float64, n int) []float64 {
+	if cap(x) < n {
+		return make([]float64, n)
+	}
+	return x[:n]
+}
+
+// NNSGHMC is the meta-learned sampler of Gong, Li & Hernández-Lobato (2019):
+// SG-MCMC in the complete recipe of Ma et al. (2015) with
+//
+//	Q(z) = [[0, −Q_f], [Q_f, 0]],   D(z) = [[0, 0], [0, D_f]],
+//
+// Q_f and D_f diagonal and set per coordinate by the networks (see
+// NNConfig). One step, momentum first, as the authors' code orders it:
+//
+//	p_{t+1} = p_t − η·Q_f⊙∇Ũ(θ_t) − η·D_f⊙p_t + η·Γ_p + √(2η·D_f)⊙ξ_t
+//	θ_{t+1} = θ_t + η·Q'_f⊙p_{t+1} + η·Γ'_θ
+//
+// with Q_f, D_f and Γ_p at z_t = (θ_t, p_t), Q'_f and Γ'_θ at (θ_t, p_{t+1}),
+// ξ_t ~ N(0, I) and the correction terms
+//
+//	Γ_θ,i = −∂Q_f,i/∂p_i
+//	Γ_p,i = ∂Q_f,i/∂θ_i + ∂D_f,i/∂p_i = (∂Q_f,i/∂u)·(∂u/∂θ_i) + ∂D_f,i/∂p_i.
+//
+// ∂D_f/∂p includes the α·Q_f² term. With GammaExact, Γ is differentiated in
+// the step's Gorgonia graph (StepGraph), whose network inputs pass through
+// stop-gradients; GammaFD uses finite differences of the networks along the
+// chain; GammaNone drops Γ (an invalid-sampler ablation).
+//
+// ∂u/∂θ_i uses the chain rule with the true sign of the energy scale; the
+// authors' code uses +f'(u)·∇Ũ/N even where u = −Ũ/N, a sign slip that is
+// practically negligible (it is O(1/N) relative to the drift).
+type NNSGHMC struct {
+	base
+	cfg  NNConfig
+	feat Features
+
+	step *StepGraph // GammaExact
+	prog *graph.Program
+
+	// scratch for the finite-difference and no-Γ paths
+	in                     []float64
+	q, q2, dpart, dhat, dd []float64
+}
+
+// NewNNSGHMC returns NNSGHMC with settings cfg on target t. The step graph of
+// GammaExact is built and compiled here, in float64.
+func NewNNSGHMC(t tasks.Target, cfg NNConfig) (*NNSGHMC, error) {
+	b, err := newBase(t)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &NNSGHMC{base: b, cfg: cfg}
+	if cfg.Gamma == GammaExact {
+		if s.step, err = BuildStep(cfg, b.d*b.k, tensor.Float64); err != nil {
+			return nil, err
+		}
+		if s.prog, err = graph.Compile(s.step.ThetaNext, s.step.PNext); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Config returns the sampler's settings.
+func (s *NNSGHMC) Config() NNConfig { return s.cfg }
+
+// Init implements Kernel.
+func (s *NNSGHMC) Init(theta0, p0 []float64) (*State, error) {
+	st, err := s.init(theta0, p0, true)
+	if err != nil {
+		return nil, err
+	}
+	st.nn = &nnMemory{}
+	return st, nil
+}
+
+// nnMemory is what the finite-difference Γ keeps from the previous step.
+type nnMemory struct {
+	started   bool
+	u, p      []float64 // u_{t−1} (per coordinate), p_{t−1}
+	q, qhat   []float64 // Q_f(u_{t−1}, p_{t−1}), Q_f(u_{t−1}, p_t)
+	noise     []float64
+	newP      []float64
+	gammaP    []float64
+	gammaThet []float64
+}
+
+// Step implements Kernel.
+func (s *NNSGHMC) Step(rng *rand.Rand, st *State) error {
+	if st.nn == nil {
+		return errors.New("samplers: NNSGHMC state was not made by NNSGHMC.Init")
+	}
+	if err := s.evaluate(rng, st); err != nil {
+		return err
+	}
+	s.cfg.Features(st.Eval, s.d, s.k, s.target.DataSize(), &s.feat)
+	m := st.nn
+	n := s.d * s.k
+	m.noise = grow(m.noise, n)
+	for i := range m.noise {
+		m.noise[i] = rng.NormFloat64()
+	}
+	var err error
+	if s.cfg.Gamma == GammaExact {
+		err = s.stepExact(st)
+	} else {
+		s.stepPlain(st)
+	}
+	if err != nil {
+		return err
+	}
+	st.Steps++
+	return s.check(st, true)
+}
+
+func (s *NNSGHMC) stepExact(st *State) error {
+	sg := s.step
+	if err := sg.Feed(st.Theta, st.P, &s.feat, st.Eval.Grad, st.nn.noise); err != nil {
+		return err
+	}
+	if err := s.prog.Run(); err != nil {
+		return err
+	}
+	if _, err := graph.Value(sg.ThetaNext, st.Theta); err != nil {
+		return err
+	}
+	_, err := graph.Value(sg.PNext, st.P)
+	return err
+}

@@ -1,0 +1,235 @@
+package samplers
+
+import (
+	"fmt"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+)
+
+// StepGraph is one NNSGHMC step over n = D·K coordinates as a Gorgonia
+// graph: the inputs of f_Q and f_D pass through stop-gradients, and Γ comes
+// from differentiating the graph (GammaExact) or is left out (GammaNone).
+// Meta-training differentiates ThetaNext and PNext with respect to the
+// networks' weights and the incoming state.
+type StepGraph struct {
+	Graph *G.ExprGraph
+	Cfg   NNConfig
+
+	// Inputs, each of shape (n).
+	Theta, P *G.Node // θ_t, p_t
+	U        *G.Node // u per coordinate
+	DU       *G.Node // ∂u/∂θ_i
+	GFeat    *G.Node // gradient feature of f_D
+	Grad     *G.Node // ∇Ũ(θ_t) for the drift
+	Noise    *G.Node // ξ_t ~ N(0, I)
+
+	QNet, DNet *graph.CoordMLP
+
+	// Intermediate results, each (n).
+	Q, D, GammaP     *G.Node // Q_f, D_f, Γ_p at (θ_t, p_t)
+	QNext, GammaThet *G.Node // Q'_f and Γ'_θ at (θ_t, p_{t+1})
+
+	// Outputs, each (n).
+	ThetaNext, PNext *G.Node
+}
+
+// BuildStep builds the step graph for n coordinates in dtype dt.
+func BuildStep(cfg NNConfig, n int, dt tensor.Dtype) (*StepGraph, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Gamma == GammaFD {
+		return nil, fmt.Errorf("samplers: the step graph computes Γ exactly or not at all; finite differences are computed without a graph")
+	}
+	g := G.NewGraph()
+	s := &StepGraph{Graph: g, Cfg: cfg}
+	in := func(name string) *G.Node { return graph.Input(g, dt, "nnsghmc."+name, n) }
+	s.Theta, s.P, s.U, s.DU = in("theta"), in("p"), in("u"), in("du")
+	s.GFeat, s.Grad, s.Noise = in("gfeat"), in("grad"), in("noise")
+	var err error
+	if s.QNet, err = graph.NewCoordMLP(g, dt, "fQ", cfg.Q); err != nil {
+		return nil, err
+	}
+	if s.DNet, err = graph.NewCoordMLP(g, dt, "fD", cfg.D); err != nil {
+		return nil, err
+	}
+	b := builder{g: g, dt: dt, n: n}
+	sc := func(v float64) *G.Node { return graph.Scalar(g, dt, v) }
+
+	uIn := graph.StopGradient(s.U)
+	pIn := graph.StopGradient(s.P)
+	gIn := graph.StopGradient(s.GFeat)
+	s.Q = b.qf(s, uIn, pIn)
+	s.D = b.df(s, uIn, pIn, gIn, s.Q)
+
+	eta := sc(cfg.StepSize)
+	// p_{t+1} = p − η(Q⊙∇Ũ + D⊙p) + ηΓ_p + √(2ηD)⊙ξ
+	drift := b.add(b.mul(s.Q, s.Grad), b.mul(s.D, s.P))
+	pn := b.sub(s.P, b.scale(eta, drift))
+	if cfg.Gamma == GammaExact {
+		dQdu := b.grad(b.sum(s.Q), uIn)
+		dDdp := b.grad(b.sum(s.D), pIn)
+		s.GammaP = b.add(b.mul(dQdu, s.DU), dDdp)
+		pn = b.add(pn, b.scale(eta, s.GammaP))
+	}
+	sd := b.must(G.Sqrt(b.scale(sc(2*cfg.StepSize), s.D)))
+	s.PNext = b.add(pn, b.mul(sd, s.Noise))
+
+	// θ_{t+1} = θ + η(Q'⊙p_{t+1} + Γ'_θ), with Q' at the new momentum
+	pNextIn := graph.StopGradient(s.PNext)
+	s.QNext = b.qf(s, uIn, pNextIn)
+	move := b.mul(s.QNext, s.PNext)
+	if cfg.Gamma == GammaExact {
+		s.GammaThet = b.scale(sc(-1), b.grad(b.sum(s.QNext), pNextIn))
+		move = b.add(move, s.GammaThet)
+	}
+	s.ThetaNext = b.add(s.Theta, b.scale(eta, move))
+	if b.err != nil {
+		return nil, b.err
+	}
+	return s, nil
+}
+
+// Feed sets the step's inputs: positions, momenta, features, the energy
+// gradient and the noise, each of length n.
+func (s *StepGraph) Feed(theta, p []float64, f *Features, grad, noise []float64) error {
+	for _, in := range []struct {
+		node *G.Node
+		v    []float64
+	}{{s.Theta, theta}, {s.P, p}, {s.U, f.U}, {s.DU, f.DU}, {s.GFeat, f.GFeat}, {s.Grad, grad}, {s.Noise, noise}} {
+		if err := graph.SetValue(in.node, in.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// builder chains graph operations, keeping the first error.
+type builder struct {
+	g   *G.ExprGraph
+	dt  tensor.Dtype
+	n   int
+	err error
+}
+
+func (b *builder) must(x *G.Node, err error) *G.Node {
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return x
+}
+
+func (b *builder) ok() bool { return b.err == nil }
+
+func (b *builder) add(x, y *G.Node) *G.Node {
+	if !b.ok() {
+		return nil
+	}
+	return b.must(G.Add(x, y))
+}
+
+func (b *builder) sub(x, y *G.Node) *G.Node {
+	if !b.ok() {
+		return nil
+	}
+	return b.must(G.Sub(x, y))
+}
+
+func (b *builder) mul(x, y *G.Node) *G.Node {
+	if !b.ok() {
+		return nil
+	}
+	return b.must(G.HadamardProd(x, y))
+}
+
+// scale multiplies x by the scalar node c.
+func (b *builder) scale(c, x *G.Node) *G.Node {
+	if !b.ok() {
+		return nil
+	}
+	return b.must(G.Mul(x, c))
+}
+
+func (b *builder) sum(x *G.Node) *G.Node {
+	if !b.ok() {
+		return nil
+	}
+	return b.must(G.Sum(x))
+}
+
+// grad is ∂cost/∂w for a per-coordinate cost Σ_i f_i: each f_i depends on
+// coordinate i alone, so this is the vector of ∂f_i/∂w_i.
+func (b *builder) grad(cost, w *G.Node) *G.Node {
+	if !b.ok() {
+		return nil
+	}
+	d, err := graph.Grad(cost, w)
+	if err != nil {
+		b.must(nil, err)
+		return nil
+	}
+	return d[0]
+}
+
+// column reshapes an (n) vector to (n, 1).
+func (b *builder) column(x *G.Node) *G.Node {
+	if !b.ok() {
+		return nil
+	}
+	return b.must(graph.Reshape(x, b.n, 1))
+}
+
+// qf is Q_f = β + clamp(f_Q(u, m·p), ±ClampQ).
+func (b *builder) qf(s *StepGraph, u, p *G.Node) *G.Node {
+	cfg := s.Cfg
+	if !b.ok() {
+		return nil
+	}
+	pm := b.scale(graph.Scalar(b.g, b.dt, cfg.MomentumScale), p)
+	x := b.must(graph.Concat(1, b.column(u), b.column(pm)))
+	if !b.ok() {
+		return nil
+	}
+	f := b.must(s.QNet.Forward(x))
+	if !b.ok() {
+		return nil
+	}
+	if cfg.ClampQ > 0 {
+		f = graph.Clamp(f, -cfg.ClampQ, cfg.ClampQ)
+	}
+	if cfg.Beta != 0 {
+		f = b.add(f, graph.Scalar(b.g, b.dt, cfg.Beta))
+	}
+	return f
+}
+
+// df is D_f = clamp(α·Q_f² + s_D·|f_D(u, m·p, g)| + c, 0, DMax).
+func (b *builder) df(s *StepGraph, u, p, g, q *G.Node) *G.Node {
+	cfg := s.Cfg
+	if !b.ok() {
+		return nil
+	}
+	pm := b.scale(graph.Scalar(b.g, b.dt, cfg.MomentumScale), p)
+	x := b.must(graph.Concat(1, b.column(u), b.column(pm), b.column(g)))
+	if !b.ok() {
+		return nil
+	}
+	f := b.must(s.DNet.Forward(x))
+	if !b.ok() {
+		return nil
+	}
+	d := b.scale(graph.Scalar(b.g, b.dt, cfg.DScale), b.must(G.Abs(f)))
+	if cfg.Alpha != 0 {
+		d = b.add(d, b.scale(graph.Scalar(b.g, b.dt, cfg.Alpha), b.mul(q, q)))
+	}
+	if cfg.C != 0 {
+		d = b.add(d, graph.Scalar(b.g, b.dt, cfg.C))
+	}
+	if cfg.DMax > 0 && b.ok() {
+		d = graph.Clamp(d, 0, cfg.DMax)
+	}
+	return d
+}

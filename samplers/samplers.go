@@ -1,0 +1,156 @@
+// Package samplers implements stochastic-gradient MCMC samplers over K
+// parallel chains held together: SGLD, SGHMC, preconditioned SGLD and the
+// meta-learned NNSGHMC of Gong, Li & Hernández-Lobato (ICLR 2019).
+//
+// Each sampler is a Kernel in the style of BlackJAX's init/step kernels:
+// Init builds a State from initial positions and Step advances every chain by
+// one update, evaluating the target's stochastic gradient once. All
+// randomness comes from the *rand.Rand passed to Step, so the same seed gives
+// bit-identical chains.
+//
+// Positions and momenta of K chains in D dimensions are stored
+// coordinate-major, as in package tasks: coordinate i of chain k is at i·K+k.
+package samplers
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+)
+
+// State is the state of K chains.
+type State struct {
+	Theta []float64 // positions θ, length D·K
+	P     []float64 // momenta p, length D·K (nil for first-order samplers)
+	// Eval is the target's evaluation at the positions the last step
+	// started from (nil before the first step).
+	Eval *tasks.Eval
+	// Steps counts the steps taken since Init.
+	Steps int
+
+	v  []float64 // pSGLD's moving average of squared gradients
+	nn *nnMemory // NNSGHMC's finite-difference memory
+}
+
+// Kernel is an SG-MCMC transition kernel over K chains.
+type Kernel interface {
+	// Init returns the state at positions theta0 (length D·K) with momenta
+	// p0, or zero momenta when p0 is nil. The slices are copied.
+	Init(theta0, p0 []float64) (*State, error)
+	// Step advances every chain of s by one update.
+	Step(rng *rand.Rand, s *State) error
+}
+
+// DivergenceError reports a chain whose state or energy became non-finite.
+type DivergenceError struct {
+	Step, Chain int
+	What        string // "position", "momentum" or "energy"
+}
+
+func (e *DivergenceError) Error() string {
+	return fmt.Sprintf("chain %d diverged at step %d: its %s is not finite (try a smaller step size)", e.Chain, e.Step, e.What)
+}
+
+// ErrDiverged matches any *DivergenceError with errors.Is.
+var ErrDiverged = errors.New("chain diverged")
+
+// Is makes errors.Is(err, ErrDiverged) true for divergence errors.
+func (e *DivergenceError) Is(target error) bool { return target == ErrDiverged }
+
+// base holds what every kernel shares: the target and scratch space.
+type base struct {
+	target tasks.Target
+	d, k   int
+}
+
+func newBase(t tasks.Target) (base, error) {
+	if t == nil {
+		return base{}, errors.New("samplers: nil target")
+	}
+	d, k := t.Dim(), t.Chains()
+	if d < 1 || k < 1 {
+		return base{}, fmt.Errorf("samplers: target of dimension %d with %d chains", d, k)
+	}
+	return base{target: t, d: d, k: k}, nil
+}
+
+// init validates and copies the initial state.
+func (b base) init(theta0, p0 []float64, momentum bool) (*State, error) {
+	n := b.d * b.k
+	if len(theta0) != n {
+		return nil, fmt.Errorf("samplers: %d initial positions, want %d dimensions × %d chains = %d", len(theta0), b.d, b.k, n)
+	}
+	s := &State{Theta: append([]float64(nil), theta0...)}
+	if momentum {
+		s.P = make([]float64, n)
+		if p0 != nil {
+			if len(p0) != n {
+				return nil, fmt.Errorf("samplers: %d initial momenta, want %d", len(p0), n)
+			}
+			copy(s.P, p0)
+		}
+	}
+	if err := b.check(s, false); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// evaluate evaluates the target at s.Theta into s.Eval.
+func (b base) evaluate(rng *rand.Rand, s *State) error {
+	if s.Eval == nil {
+		s.Eval = tasks.NewEval(b.d, b.k)
+	}
+	if err := b.target.Evaluate(rng, s.Theta, s.Eval); err != nil {
+		return err
+	}
+	for k, u := range s.Eval.U {
+		if math.IsNaN(u) || math.IsInf(u, 0) {
+			return &DivergenceError{Step: s.Steps, Chain: k, What: "energy"}
+		}
+	}
+	for i, g := range s.Eval.Grad {
+		if math.IsNaN(g) || math.IsInf(g, 0) {
+			return &DivergenceError{Step: s.Steps, Chain: i % b.k, What: "energy gradient"}
+		}
+	}
+	return nil
+}
+
+// check returns a DivergenceError if a position or momentum is not finite.
+func (b base) check(s *State, stepped bool) error {
+	step := s.Steps
+	if stepped {
+		step--
+	}
+	for i, x := range s.Theta {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return &DivergenceError{Step: step, Chain: i % b.k, What: "position"}
+		}
+	}
+	for i, x := range s.P {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return &DivergenceError{Step: step, Chain: i % b.k, What: "momentum"}
+		}
+	}
+	return nil
+}
+
+func positive(name string, v float64) error {
+	if !(v > 0) || math.IsInf(v, 0) {
+		return fmt.Errorf("samplers: %s must be a positive number, got %v", name, v)
+	}
+	return nil
+}
+
+func nonNegative(name string, v float64) error {
+	if !(v >= 0) || math.IsInf(v, 0) {
+		return fmt.Errorf("samplers: %s must be a non-negative number, got %v", name, v)
+	}
+	return nil
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf("samplers: "+format, args...) }

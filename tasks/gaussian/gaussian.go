@@ -1,0 +1,165 @@
+// Package gaussian provides Gaussian targets: the paper's toy training target
+// (10-D, diagonal covariance) and test target (20-D, correlated covariance),
+// and any Gaussian given its mean and covariance.
+package gaussian
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+	G "gorgonia.org/gorgonia"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+)
+
+// Gaussian is the energy U(θ) = ½(θ−μ)ᵀΣ⁻¹(θ−μ) + ½·log((2π)^d·det Σ) of
+// N(μ, Σ), that is −log N(θ; μ, Σ).
+type Gaussian struct {
+	mean    []float64
+	cov     *mat.SymDense
+	prec    *mat.SymDense
+	logNorm float64
+}
+
+// New returns the Gaussian N(mean, cov); cov must be symmetric positive
+// definite.
+func New(mean []float64, cov mat.Symmetric) (*Gaussian, error) {
+	d := len(mean)
+	if d == 0 || cov.SymmetricDim() != d {
+		return nil, fmt.Errorf("gaussian: mean of length %d but covariance of size %d", d, cov.SymmetricDim())
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(cov) {
+		return nil, fmt.Errorf("gaussian: the covariance is not positive definite")
+	}
+	prec := mat.NewSymDense(d, nil)
+	if err := ch.InverseTo(prec); err != nil {
+		return nil, fmt.Errorf("gaussian: inverting the covariance: %w", err)
+	}
+	c := mat.NewSymDense(d, nil)
+	c.CopySym(cov)
+	return &Gaussian{
+		mean:    append([]float64(nil), mean...),
+		cov:     c,
+		prec:    prec,
+		logNorm: 0.5 * (float64(d)*math.Log(2*math.Pi) + ch.LogDet()),
+	}, nil
+}
+
+// Train10 is the paper's training target: 10-D, mean 3, diagonal covariance
+// with variances drawn from U[0, 1) by a PCG generator seeded with seed.
+func Train10(seed uint64) *Gaussian {
+	rng := rand.New(rand.NewPCG(seed, 0x7261696e3130)) // "rain10"
+	const d = 10
+	cov := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		v := rng.Float64()
+		for v == 0 {
+			v = rng.Float64()
+		}
+		cov.SetSym(i, i, v)
+	}
+	return must(New(constant(d, 3), cov))
+}
+
+// Test20 is the paper's test target: 20-D, mean 3, Σ = L·Lᵀ with
+// L = scale·N(0, 1)^{20×20} drawn by a PCG generator seeded with seed (the
+// authors used scale 0.6 and 0.5).
+func Test20(seed uint64, scale float64) *Gaussian {
+	rng := rand.New(rand.NewPCG(seed, 0x7465737432)) // "test2"
+	const d = 20
+	l := mat.NewDense(d, d, nil)
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			l.Set(i, j, scale*rng.NormFloat64())
+		}
+	}
+	cov := mat.NewSymDense(d, nil)
+	cov.SymOuterK(1, l)
+	return must(New(constant(d, 3), cov))
+}
+
+func constant(d int, v float64) []float64 {
+	x := make([]float64, d)
+	for i := range x {
+		x[i] = v
+	}
+	return x
+}
+
+func must(g *Gaussian, err error) *Gaussian {
+	if err != nil {
+		panic(err)
+	}
+	return g
+}
+
+// Dim implements tasks.Energy.
+func (g *Gaussian) Dim() int { return len(g.mean) }
+
+// Mean returns a copy of μ.
+func (g *Gaussian) Mean() []float64 { return append([]float64(nil), g.mean...) }
+
+// Cov returns a copy of Σ.
+func (g *Gaussian) Cov() *mat.SymDense {
+	c := mat.NewSymDense(g.Dim(), nil)
+	c.CopySym(g.cov)
+	return c
+}
+
+// Build implements tasks.Energy: U_k = ½ Σ_i r_ik (Σ⁻¹r)_ik + ½log((2π)^d det Σ)
+// with r = θ − μ for the K columns of theta.
+func (g *Gaussian) Build(gr *G.ExprGraph, theta *G.Node) (*tasks.Model, error) {
+	d := g.Dim()
+	s := theta.Shape()
+	if len(s) != 2 || s[0] != d {
+		return nil, fmt.Errorf("gaussian: positions of shape %v, want (%d, K)", s, d)
+	}
+	dt := theta.Dtype()
+	mu := graph.Constant(gr, dt, "gaussian.mean", g.mean, d, 1)
+	pd := make([]float64, 0, d*d)
+	for i := 0; i < d; i++ {
+		for j := 0; j < d; j++ {
+			pd = append(pd, g.prec.At(i, j))
+		}
+	}
+	prec := graph.Constant(gr, dt, "gaussian.precision", pd, d, d)
+	r, err := G.BroadcastSub(theta, mu, nil, []byte{1})
+	if err != nil {
+		return nil, err
+	}
+	pr, err := G.Mul(prec, r)
+	if err != nil {
+		return nil, err
+	}
+	q, err := G.HadamardProd(r, pr)
+	if err != nil {
+		return nil, err
+	}
+	qs, err := G.Sum(q, 0)
+	if err != nil {
+		return nil, err
+	}
+	half, err := G.Mul(qs, graph.Scalar(gr, dt, 0.5))
+	if err != nil {
+		return nil, err
+	}
+	u, err := G.Add(half, graph.Scalar(gr, dt, g.logNorm))
+	if err != nil {
+		return nil, err
+	}
+	return &tasks.Model{Lik: u, DataSize: 1}, nil
+}
+
+// Energy returns U(x) computed directly, for tests and checks.
+func (g *Gaussian) Energy(x []float64) float64 {
+	d := g.Dim()
+	r := mat.NewVecDense(d, nil)
+	for i := range r.RawVector().Data {
+		r.SetVec(i, x[i]-g.mean[i])
+	}
+	return 0.5*mat.Inner(r, g.prec, r) + g.logNorm
+}

@@ -1,0 +1,228 @@
+// Package tasks defines target densities π(θ) ∝ exp(−U(θ)) for the samplers:
+// an energy is a Gorgonia graph of U for K chains at once (Energy), and
+// Compile turns it into a Target that evaluates Ũ and ∇Ũ numerically.
+//
+// Positions of K chains in D dimensions are held together, coordinate-major:
+// a (D, K) matrix stored row-major, so coordinate i of chain k is at i·K + k.
+// This makes every parameter block of a model a contiguous row range and lets
+// energies share the work of all chains (one matrix product for all of them).
+package tasks
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+)
+
+// Energy defines a target density π(θ) ∝ exp(−U(θ)) by building U as a graph.
+// Implementations build through package graph.
+type Energy interface {
+	// Dim is the dimension D of θ.
+	Dim() int
+	// Build adds the energy of K chains to g. theta is the (D, K) input node
+	// of positions, one column per chain.
+	Build(g *G.ExprGraph, theta *G.Node) (*Model, error)
+}
+
+// Model is an energy built into a graph by Energy.Build.
+type Model struct {
+	// Lik is the data term of the (stochastic) energy Ũ per chain, shape
+	// (K); for targets without data it is the whole energy.
+	Lik *G.Node
+	// Prior is −log p(θ) per chain, shape (K), or nil when the energy has
+	// no separate prior term.
+	Prior *G.Node
+	// DataSize is N, the number of data the likelihood sums over (for
+	// sequences, the number of frames); 1 for targets without data.
+	DataSize float64
+	// Next, when not nil, loads the next minibatch into the graph's data
+	// inputs before an evaluation.
+	Next func(rng *rand.Rand) error
+}
+
+// Eval holds one evaluation of a target at the positions of K chains.
+type Eval struct {
+	U         []float64 // Ũ(θ_k), length K
+	Prior     []float64 // the prior part of Ũ(θ_k), length K (zeros when none)
+	Grad      []float64 // ∇Ũ, length D·K, coordinate-major
+	PriorGrad []float64 // ∇ of the prior part, length D·K (zeros when none)
+}
+
+// NewEval allocates an Eval for d dimensions and k chains.
+func NewEval(d, k int) *Eval {
+	return &Eval{U: make([]float64, k), Prior: make([]float64, k), Grad: make([]float64, d*k), PriorGrad: make([]float64, d*k)}
+}
+
+// Target is an energy of K chains ready to be evaluated: what samplers use.
+type Target interface {
+	// Dim is the dimension D of θ.
+	Dim() int
+	// Chains is the number K of chains evaluated together.
+	Chains() int
+	// DataSize is N (1 for targets without data).
+	DataSize() float64
+	// Evaluate computes the stochastic energy and its gradient at theta
+	// (length D·K, coordinate-major) into e. rng supplies all randomness
+	// (minibatch choice, injected gradient noise).
+	Evaluate(rng *rand.Rand, theta []float64, e *Eval) error
+}
+
+// Evaluator is a compiled Energy: it implements Target.
+type Evaluator struct {
+	d, k      int
+	model     *Model
+	theta     *G.Node
+	u, prior  *G.Node
+	grad, pgr *G.Node
+	prog      *graph.Program
+}
+
+// Compile builds e for k chains in dtype dt (float64 or float32) together
+// with ∇U by reverse-mode differentiation, and compiles it.
+func Compile(e Energy, k int, dt tensor.Dtype) (*Evaluator, error) {
+	d := e.Dim()
+	if d < 1 || k < 1 {
+		return nil, fmt.Errorf("tasks.Compile: dimension %d and %d chains must be positive", d, k)
+	}
+	g := G.NewGraph()
+	theta := graph.Input(g, dt, "theta", d, k)
+	m, err := e.Build(g, theta)
+	if err != nil {
+		return nil, err
+	}
+	if m.Lik == nil || !m.Lik.Shape().Eq(tensor.Shape{k}) {
+		return nil, fmt.Errorf("tasks.Compile: the energy's data term must have shape (%d)", k)
+	}
+	if m.DataSize <= 0 {
+		return nil, fmt.Errorf("tasks.Compile: data size %v must be positive", m.DataSize)
+	}
+	ev := &Evaluator{d: d, k: k, model: m, theta: theta, u: m.Lik}
+	outs := G.Nodes{}
+	if m.Prior != nil {
+		if !m.Prior.Shape().Eq(tensor.Shape{k}) {
+			return nil, fmt.Errorf("tasks.Compile: the energy's prior term must have shape (%d)", k)
+		}
+		if ev.u, err = G.Add(m.Lik, m.Prior); err != nil {
+			return nil, err
+		}
+		ps, err := G.Sum(m.Prior)
+		if err != nil {
+			return nil, err
+		}
+		gp, err := graph.Grad(ps, theta)
+		if err != nil {
+			return nil, err
+		}
+		ev.prior, ev.pgr = m.Prior, gp[0]
+		outs = append(outs, ev.prior, ev.pgr)
+	}
+	us, err := G.Sum(ev.u)
+	if err != nil {
+		return nil, err
+	}
+	gr, err := graph.Grad(us, theta)
+	if err != nil {
+		return nil, err
+	}
+	ev.grad = gr[0]
+	outs = append(G.Nodes{ev.u, ev.grad}, outs...)
+	if ev.prog, err = graph.Compile(outs...); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
+
+// Dim implements Target.
+func (ev *Evaluator) Dim() int { return ev.d }
+
+// Chains implements Target.
+func (ev *Evaluator) Chains() int { return ev.k }
+
+// DataSize implements Target.
+func (ev *Evaluator) DataSize() float64 { return ev.model.DataSize }
+
+// Evaluate implements Target.
+func (ev *Evaluator) Evaluate(rng *rand.Rand, theta []float64, e *Eval) error {
+	if len(theta) != ev.d*ev.k {
+		return fmt.Errorf("tasks: %d positions for %d dimensions × %d chains", len(theta), ev.d, ev.k)
+	}
+	if ev.model.Next != nil {
+		if err := ev.model.Next(rng); err != nil {
+			return err
+		}
+	}
+	if err := graph.SetValue(ev.theta, theta); err != nil {
+		return err
+	}
+	if err := ev.prog.Run(); err != nil {
+		return err
+	}
+	var err error
+	if e.U, err = graph.Value(ev.u, e.U); err != nil {
+		return err
+	}
+	if e.Grad, err = graph.Value(ev.grad, e.Grad); err != nil {
+		return err
+	}
+	if ev.prior != nil {
+		if e.Prior, err = graph.Value(ev.prior, e.Prior); err != nil {
+			return err
+		}
+		if e.PriorGrad, err = graph.Value(ev.pgr, e.PriorGrad); err != nil {
+			return err
+		}
+	} else {
+		e.Prior = zero(e.Prior, ev.k)
+		e.PriorGrad = zero(e.PriorGrad, ev.d*ev.k)
+	}
+	return nil
+}
+
+// Close releases the compiled program.
+func (ev *Evaluator) Close() error { return ev.prog.Close() }
+
+func zero(x []float64, n int) []float64 {
+	if cap(x) < n {
+		return make([]float64, n)
+	}
+	x = x[:n]
+	clear(x)
+	return x
+}
+
+// GradientNoise wraps a target so that every gradient evaluation gets
+// independent N(0, σ²) noise added to each coordinate — the injected
+// stochastic-gradient noise of the paper's toy experiment. The energy values
+// are left exact.
+type GradientNoise struct {
+	Target
+	Sigma float64
+}
+
+// Evaluate implements Target.
+func (n GradientNoise) Evaluate(rng *rand.Rand, theta []float64, e *Eval) error {
+	if err := n.Target.Evaluate(rng, theta, e); err != nil {
+		return err
+	}
+	if n.Sigma != 0 {
+		for i := range e.Grad {
+			e.Grad[i] += n.Sigma * rng.NormFloat64()
+		}
+	}
+	return nil
+}
+
+// Finite reports whether every entry of x is finite.
+func Finite(x []float64) bool {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
