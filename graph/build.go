@@ -10,10 +10,13 @@ import (
 	"gorgonia.org/tensor"
 )
 
+// Dtype is a tensor element type; this package supports Float64 and Float32.
+type Dtype = tensor.Dtype
+
 // Dtypes supported by this package.
 var (
-	Float64 = tensor.Float64
-	Float32 = tensor.Float32
+	Float64 Dtype = tensor.Float64
+	Float32 Dtype = tensor.Float32
 )
 
 // checkDtype panics on a dtype other than float64 and float32.

@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -128,48 +130,42 @@ func (w *MLPWeights) UnmarshalJSON(b []byte) error {
 	return w.Validate()
 }
 
-func (w *MLPWeights) act(x float64) float64 {
-	if w.Activation == Tanh {
-		return math.Tanh(x)
-	}
-	return math.Max(x, 0)
-}
-
 // Eval computes the network on the n rows of x (n × Inputs, row-major) into
-// out (length n) without a graph.
+// out (length n) without a graph, a layer at a time with BLAS.
 func (w *MLPWeights) Eval(x, out []float64) {
 	n := len(out)
 	if len(x) != n*w.Inputs {
 		panic(fmt.Sprintf("mlp.Eval: %d inputs for %d rows of %d", len(x), n, w.Inputs))
 	}
-	s := w.sizes()
-	maxw := 0
-	for _, v := range s {
-		maxw = max(maxw, v)
+	if n == 0 {
+		return
 	}
-	a := make([]float64, maxw)
-	b := make([]float64, maxw)
-	for r := 0; r < n; r++ {
-		copy(a, x[r*w.Inputs:(r+1)*w.Inputs])
-		for l := 0; l+1 < len(s); l++ {
-			fin, fout := s[l], s[l+1]
-			W, B := w.W[l], w.B[l]
-			copy(b[:fout], B)
-			for i := 0; i < fin; i++ {
-				ai := a[i]
-				row := W[i*fout : (i+1)*fout]
-				for j, wij := range row {
-					b[j] += ai * wij
-				}
-			}
-			if l+2 < len(s) {
-				for j := 0; j < fout; j++ {
-					b[j] = w.act(b[j])
-				}
-			}
-			a, b = b, a
+	s := w.sizes()
+	a := blas64.General{Rows: n, Cols: w.Inputs, Stride: w.Inputs, Data: x}
+	for l := 0; l+1 < len(s); l++ {
+		fin, fout := s[l], s[l+1]
+		b := blas64.General{Rows: n, Cols: fout, Stride: fout, Data: make([]float64, n*fout)}
+		if l+2 == len(s) {
+			b.Data = out
 		}
-		out[r] = a[0]
+		for r := 0; r < n; r++ {
+			copy(b.Data[r*fout:(r+1)*fout], w.B[l])
+		}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, blas64.General{Rows: fin, Cols: fout, Stride: fout, Data: w.W[l]}, 1, b)
+		if l+2 < len(s) {
+			if w.Activation == Tanh {
+				for j, v := range b.Data {
+					b.Data[j] = math.Tanh(v)
+				}
+			} else {
+				for j, v := range b.Data {
+					if v < 0 {
+						b.Data[j] = 0
+					}
+				}
+			}
+		}
+		a = b
 	}
 }
 

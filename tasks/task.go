@@ -226,3 +226,21 @@ func Finite(x []float64) bool {
 	}
 	return true
 }
+
+// Metric is a named value measured on the chains.
+type Metric struct {
+	Name  string
+	Value float64
+}
+
+// Monitor measures a run of K chains: it sees the positions after every step
+// and reports metrics at evaluation points and at the end.
+type Monitor interface {
+	// Observe records the positions (length D·K) after step (1-based).
+	Observe(step int, theta []float64) error
+	// Metrics returns the metrics of the run so far, always in the same
+	// order.
+	Metrics() ([]Metric, error)
+	// Summary returns the final metrics of the run.
+	Summary() ([]Metric, error)
+}

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+func TestExitMessage(t *testing.T) {
+	tests := []struct {
+		name     string
+		err      error
+		wantMsg  string
+		wantCode int
+	}{
+		{"nil", nil, "", 0},
+		{"help", pflag.ErrHelp, "", 0},
+		{"wrapped help", fmt.Errorf("parsing: %w", pflag.ErrHelp), "", 0},
+		{"usage", Usagef("bad --steps %d", -1), "prog: error: bad --steps -1", 2},
+		{"wrapped usage", fmt.Errorf("loading: %w", Usagef("bad input")), "prog: error: loading: bad input", 2},
+		{"usage wrapping", Usagef("reading data: %w", os.ErrNotExist), "prog: error: reading data: file does not exist", 2},
+		{"failure", errors.New("out of memory"), "prog: error: out of memory", 1},
+		{"multi-line", errors.Join(errors.New("first"), errors.New(" second \n")), "prog: error: first; second", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg, code := exitMessage("prog", tt.err)
+			if msg != tt.wantMsg || code != tt.wantCode {
+				t.Errorf("exitMessage = %q, %d; want %q, %d", msg, code, tt.wantMsg, tt.wantCode)
+			}
+		})
+	}
+}
+
+func TestExitMessageFromParse(t *testing.T) {
+	tests := []struct {
+		args     []string
+		wantMsg  string
+		wantCode int
+	}{
+		{[]string{"--steps=x"}, `train: error: invalid argument "x" for "-n, --steps" flag: strconv.ParseInt: parsing "x": invalid syntax`, 2},
+		{[]string{"--flagfile=/nonexistent/x.flags"}, "train: error: cannot read flag file /nonexistent/x.flags: no such file or directory", 2},
+		{[]string{"-h"}, "", 0},
+	}
+	for _, tt := range tests {
+		msg, code := exitMessage("train", Parse(newFlags(), tt.args))
+		if msg != tt.wantMsg || code != tt.wantCode {
+			t.Errorf("Parse(%q): exitMessage = %q, %d; want %q, %d", tt.args, msg, code, tt.wantMsg, tt.wantCode)
+		}
+	}
+}
+
+func TestUsageErrorUnwrap(t *testing.T) {
+	err := Usagef("reading data: %w", os.ErrNotExist)
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("errors.Is(%v, os.ErrNotExist) = false", err)
+	}
+}

@@ -1,0 +1,164 @@
+package plot
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"math"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Series is one curve of a line plot: Y against X, named Name in the
+// legend (left out of the legend when empty). Lower and Upper, when not
+// nil, bound a shaded band drawn under the curve, such as ±1 standard
+// error; they must then both have the length of X.
+type Series struct {
+	Name         string
+	X, Y         []float64
+	Lower, Upper []float64
+}
+
+// Lines writes a line plot of the series to path+".png" and path+".svg":
+// one curve per series in distinct colours and dashes, with a legend of
+// the series' names, and, where a series has Lower and Upper, a band of
+// its colour. If logY, the y axis has a log scale.
+//
+// Points that cannot be drawn (a NaN or infinite coordinate, or y ≤ 0 on
+// a log axis) are skipped and break the curve; band points are skipped
+// likewise. A series with no drawable point still has its legend entry.
+// Lines returns an error, writing nothing, if there are no series or a
+// series' X, Y, Lower and Upper differ in length.
+func Lines(path string, title, xlabel, ylabel string, logY bool, series ...Series) error {
+	if len(series) == 0 {
+		return errors.New("plot: Lines: no series")
+	}
+	for i, s := range series {
+		if len(s.X) != len(s.Y) {
+			return fmt.Errorf("plot: Lines: series %d (%q): %d x values but %d y values", i, s.Name, len(s.X), len(s.Y))
+		}
+		if (s.Lower == nil) != (s.Upper == nil) {
+			return fmt.Errorf("plot: Lines: series %d (%q): Lower and Upper must both be set or both be nil", i, s.Name)
+		}
+		if s.Lower != nil && (len(s.Lower) != len(s.X) || len(s.Upper) != len(s.X)) {
+			return fmt.Errorf("plot: Lines: series %d (%q): %d x values but %d lower and %d upper bounds", i, s.Name, len(s.X), len(s.Lower), len(s.Upper))
+		}
+	}
+
+	p := newPlot(title, xlabel, ylabel)
+	if logY {
+		p.Y.Scale = gplot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
+	}
+	p.Add(&plotter.Grid{
+		Vertical:   draw.LineStyle{Color: color.Gray{Y: 225}, Width: vg.Points(0.5)},
+		Horizontal: draw.LineStyle{Color: color.Gray{Y: 225}, Width: vg.Points(0.5)},
+	})
+	ok := func(x, y float64) bool { return finite(x) && finite(y) && (!logY || y > 0) }
+
+	// Bands first, so that every curve is drawn over every band.
+	bands := make([]*plotter.Polygon, len(series))
+	for i, s := range series {
+		if s.Lower == nil {
+			continue
+		}
+		var rings []plotter.XYer
+		for _, run := range runs(len(s.X), func(k int) bool {
+			return ok(s.X[k], s.Lower[k]) && ok(s.X[k], s.Upper[k])
+		}) {
+			ring := make(plotter.XYs, 0, 2*len(run))
+			for _, k := range run {
+				ring = append(ring, plotter.XY{X: s.X[k], Y: s.Upper[k]})
+			}
+			for j := len(run) - 1; j >= 0; j-- {
+				ring = append(ring, plotter.XY{X: s.X[run[j]], Y: s.Lower[run[j]]})
+			}
+			rings = append(rings, ring)
+		}
+		c := seriesColor(i)
+		c.A = 0x40
+		band := &plotter.Polygon{Color: c}
+		if len(rings) > 0 {
+			var err error
+			if band, err = plotter.NewPolygon(rings...); err != nil {
+				return fmt.Errorf("plot: Lines: series %d (%q): %w", i, s.Name, err)
+			}
+			band.Color = c
+			band.LineStyle.Width = 0
+			p.Add(band)
+		}
+		bands[i] = band
+	}
+
+	var leg legend
+	anyPoint := false
+	for i, s := range series {
+		style := draw.LineStyle{
+			Color:  seriesColor(i),
+			Width:  vg.Points(1.5),
+			Dashes: seriesDash(i),
+		}
+		for _, run := range runs(len(s.X), func(k int) bool { return ok(s.X[k], s.Y[k]) }) {
+			xys := make(plotter.XYs, len(run))
+			for j, k := range run {
+				xys[j] = plotter.XY{X: s.X[k], Y: s.Y[k]}
+			}
+			anyPoint = true
+			if len(xys) == 1 {
+				// A lone point between gaps would be invisible as a line.
+				sc, err := plotter.NewScatter(xys)
+				if err != nil {
+					return fmt.Errorf("plot: Lines: series %d (%q): %w", i, s.Name, err)
+				}
+				sc.GlyphStyle = draw.GlyphStyle{Color: style.Color, Radius: vg.Points(2), Shape: draw.CircleGlyph{}}
+				p.Add(sc)
+				continue
+			}
+			l, err := plotter.NewLine(xys)
+			if err != nil {
+				return fmt.Errorf("plot: Lines: series %d (%q): %w", i, s.Name, err)
+			}
+			l.LineStyle = style
+			p.Add(l)
+		}
+		thumb := &plotter.Line{LineStyle: style}
+		if bands[i] != nil {
+			leg.add(s.Name, bands[i], thumb)
+		} else {
+			leg.add(s.Name, thumb)
+		}
+	}
+	if !anyPoint && logY {
+		p.Y.Min, p.Y.Max = 1, 10
+	}
+	if logY && p.Y.Min == p.Y.Max {
+		p.Y.Min, p.Y.Max = p.Y.Min/math.Sqrt(10), p.Y.Max*math.Sqrt(10)
+	}
+	p.Add(&leg)
+
+	return save(path, figWidth, figHeight, p.Draw)
+}
+
+// runs returns the maximal runs of consecutive indices in [0, n) for which
+// keep is true.
+func runs(n int, keep func(k int) bool) [][]int {
+	var out [][]int
+	var cur []int
+	for k := 0; k < n; k++ {
+		if keep(k) {
+			cur = append(cur, k)
+			continue
+		}
+		if len(cur) > 0 {
+			out = append(out, cur)
+			cur = nil
+		}
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}

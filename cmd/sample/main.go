@@ -1,0 +1,348 @@
+// Command sample runs an SG-MCMC sampler on a task and writes its metrics.
+//
+//	go run ./cmd/sample -task gaussian20 -sampler nnsghmc -chains 50 -steps 12000 -out DIR
+//
+// It writes into --out: metrics.csv (one row per evaluation point),
+// summary.json (the run, its final metrics and the resolved flags),
+// metrics.png/.svg (the metrics against steps) and, with --trace N, trace.csv
+// with every position of the first N chains. All files are written
+// atomically. Flags may also come from --flagfile FILE.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/plot"
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	cli.Exit("sample", run(ctx, os.Args[1:]))
+}
+
+// options are the command's flags.
+type options struct {
+	task, sampler, out, meta, gamma string
+	chains, steps, evalEvery, trace int
+	stepSize, lr, friction, noise   float64
+	seed                            uint64
+	quiet                           bool
+	target                          catalog.Options
+	nn                              nnFlags
+	psgldDecay, psgldLambda         float64
+}
+
+func run(ctx context.Context, args []string) error {
+	fs := pflag.NewFlagSet("sample", pflag.ContinueOnError)
+	var o options
+	fs.StringVar(&o.task, "task", "gaussian20", "task to sample: one of "+fmt.Sprint(catalog.Names()))
+	fs.StringVar(&o.sampler, "sampler", "nnsghmc", "sampler: sgld, sghmc, psgld or nnsghmc")
+	fs.IntVar(&o.chains, "chains", 0, "number of parallel chains (default: the task's)")
+	fs.IntVar(&o.steps, "steps", 0, "number of sampler steps (default: the task's)")
+	fs.IntVar(&o.evalEvery, "eval-every", 0, "steps between evaluation points (default: the task's)")
+	fs.Float64Var(&o.stepSize, "step-size", 0, "discretisation step η (default: the task's)")
+	fs.Float64Var(&o.lr, "lr", 0, "per-batch learning rate of data tasks, from which η follows (SGLD, pSGLD: lr/N; SGHMC, NNSGHMC: √(lr/N))")
+	fs.Float64Var(&o.friction, "friction", 0, "SGHMC friction C (default: the task's)")
+	fs.Float64Var(&o.noise, "noise", -1, "standard deviation σ of gradient noise injected into Gaussian tasks (default: the task's)")
+	fs.StringVar(&o.gamma, "gamma", "", "NNSGHMC's Γ: exact (autodiff), fd (finite differences) or none (ablation, not a valid sampler)")
+	fs.StringVar(&o.meta, "meta", "", "trained NNSGHMC sampler file (default: seeded random networks)")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
+	fs.StringVar(&o.out, "out", "", "output directory (required)")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	fs.IntVar(&o.trace, "trace", 0, "write every position of the first N chains to trace.csv")
+	fs.Uint64Var(&o.target.TargetSeed, "target-seed", catalog.DefaultOptions.TargetSeed, "seed of generated targets (the toy covariances)")
+	fs.Float64Var(&o.target.TargetScale, "target-scale", catalog.DefaultOptions.TargetScale, "scale s of the 20-D Gaussian's L = s·N(0,1)")
+	fs.Float64Var(&o.psgldDecay, "psgld-decay", 0.99, "pSGLD's RMS decay ρ")
+	fs.Float64Var(&o.psgldLambda, "psgld-lambda", 1e-5, "pSGLD's preconditioner floor λ")
+	o.nn.register(fs)
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("unexpected arguments %q", fs.Args())
+	}
+	if o.out == "" {
+		return cli.Usagef("--out DIR is required")
+	}
+	task, err := catalog.New(o.task, o.target)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	if err := o.resolve(fs, task); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+
+	ev, err := tasks.Compile(task.Energy, o.chains, graph.Float64)
+	if err != nil {
+		return err
+	}
+	defer ev.Close()
+	var target tasks.Target = ev
+	if o.noise > 0 {
+		target = tasks.GradientNoise{Target: ev, Sigma: o.noise}
+	}
+	kernel, label, err := o.kernel(fs, task, target)
+	if err != nil {
+		return err
+	}
+
+	rng := rand.New(rand.NewPCG(o.seed, 0x73616d706c65)) // "sample"
+	st, err := kernel.Init(task.Init(rng, o.chains), nil)
+	if err != nil {
+		return err
+	}
+	mon := task.NewMonitor(o.chains)
+	d := task.Energy.Dim()
+
+	var header []string
+	var rows [][]string
+	var traceRows [][]string
+	bar := cli.NewProgress(o.steps, label, o.quiet, os.Stderr)
+	start := time.Now()
+	var runErr error
+	steps := 0
+	for step := 1; step <= o.steps; step++ {
+		if ctx.Err() != nil {
+			runErr = errors.New("interrupted")
+			break
+		}
+		if runErr = kernel.Step(rng, st); runErr != nil {
+			break
+		}
+		steps = step
+		if runErr = mon.Observe(step, st.Theta); runErr != nil {
+			break
+		}
+		for c := 0; c < min(o.trace, o.chains); c++ {
+			row := []string{strconv.Itoa(step), strconv.Itoa(c)}
+			for i := 0; i < d; i++ {
+				row = append(row, cli.FormatFloat(st.Theta[i*o.chains+c]))
+			}
+			traceRows = append(traceRows, row)
+		}
+		if step%o.evalEvery == 0 || step == o.steps {
+			ms, err := mon.Metrics()
+			if err != nil {
+				runErr = err
+				break
+			}
+			if header == nil {
+				header = []string{"step", "seconds"}
+				for _, m := range ms {
+					header = append(header, m.Name)
+				}
+			}
+			row := []string{strconv.Itoa(step), cli.FormatFloat(time.Since(start).Seconds())}
+			for _, m := range ms {
+				row = append(row, cli.FormatFloat(m.Value))
+			}
+			rows = append(rows, row)
+			if len(ms) > 0 {
+				bar.Describe(fmt.Sprintf("%s %s=%.4g", label, ms[0].Name, ms[0].Value))
+			}
+		}
+		bar.Add(1)
+	}
+	bar.Finish()
+	seconds := time.Since(start).Seconds()
+
+	summary := map[string]any{
+		"task": o.task, "sampler": o.sampler, "chains": o.chains, "steps": steps, "seed": o.seed,
+		"seconds": seconds, "steps_per_second": float64(steps) / seconds,
+		"dimension": d, "step_size": o.stepSize, "flags": cli.Resolved(fs),
+	}
+	if runErr != nil {
+		summary["error"] = runErr.Error()
+	} else {
+		ms, err := mon.Summary()
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			summary[m.Name] = m.Value
+		}
+	}
+	if err := writeOutputs(o, header, rows, traceRows, d, summary); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return fmt.Errorf("%s after %d steps (outputs so far written to %s)", runErr, steps, o.out)
+	}
+	return nil
+}
+
+// resolve fills the task's defaults in and validates the options.
+func (o *options) resolve(fs *pflag.FlagSet, task *catalog.Task) error {
+	def := task.Defaults
+	if !fs.Changed("chains") {
+		o.chains = def.Chains
+	}
+	if !fs.Changed("steps") {
+		o.steps = def.Steps
+	}
+	if !fs.Changed("eval-every") {
+		o.evalEvery = def.EvalEvery
+	}
+	if !fs.Changed("friction") {
+		o.friction = def.Friction
+	}
+	if !fs.Changed("noise") {
+		o.noise = task.Noise
+	}
+	switch {
+	case o.chains < 1:
+		return cli.Usagef("--chains must be positive, got %d", o.chains)
+	case o.steps < 1:
+		return cli.Usagef("--steps must be positive, got %d", o.steps)
+	case o.evalEvery < 1:
+		return cli.Usagef("--eval-every must be positive, got %d", o.evalEvery)
+	case o.noise < 0:
+		return cli.Usagef("--noise must be non-negative, got %v", o.noise)
+	case o.trace < 0:
+		return cli.Usagef("--trace must be non-negative, got %d", o.trace)
+	case fs.Changed("step-size") && fs.Changed("lr"):
+		return cli.Usagef("give --step-size or --lr, not both")
+	case fs.Changed("step-size") && !(o.stepSize > 0):
+		return cli.Usagef("--step-size must be positive, got %v", o.stepSize)
+	case fs.Changed("lr") && !(o.lr > 0):
+		return cli.Usagef("--lr must be positive, got %v", o.lr)
+	case !(o.friction >= 0):
+		return cli.Usagef("--friction must be non-negative, got %v", o.friction)
+	}
+	if fs.Changed("lr") {
+		n := 1.0 // data size; Gaussian tasks have none
+		switch o.sampler {
+		case "sgld", "psgld":
+			o.stepSize = samplers.SGLDStepSize(o.lr, n)
+		default:
+			o.stepSize, _ = samplers.SGHMCParams(o.lr, n, 0)
+		}
+	} else if !fs.Changed("step-size") {
+		o.stepSize = def.StepSize
+	}
+	return nil
+}
+
+// kernel builds the sampler named by --sampler.
+func (o *options) kernel(fs *pflag.FlagSet, task *catalog.Task, t tasks.Target) (samplers.Kernel, string, error) {
+	switch o.sampler {
+	case "sgld":
+		k, err := samplers.NewSGLD(t, o.stepSize)
+		return k, "SGLD", usage(err)
+	case "sghmc":
+		k, err := samplers.NewSGHMC(t, o.stepSize, o.friction)
+		return k, "SGHMC", usage(err)
+	case "psgld":
+		k, err := samplers.NewPSGLD(t, samplers.PSGLDConfig{StepSize: o.stepSize, Decay: o.psgldDecay, Lambda: o.psgldLambda})
+		return k, "pSGLD", usage(err)
+	case "nnsghmc":
+		cfg, err := o.nnConfig(fs, task)
+		if err != nil {
+			return nil, "", err
+		}
+		k, err := samplers.NewNNSGHMC(t, cfg)
+		return k, "NNSGHMC", usage(err)
+	}
+	return nil, "", cli.Usagef("unknown sampler %q (want sgld, sghmc, psgld or nnsghmc)", o.sampler)
+}
+
+// nnConfig is NNSGHMC's configuration: the trained file's (--meta) or the
+// task's defaults with seeded random networks, then the flags given.
+func (o *options) nnConfig(fs *pflag.FlagSet, task *catalog.Task) (samplers.NNConfig, error) {
+	var cfg samplers.NNConfig
+	if o.meta != "" {
+		f, err := samplers.ReadSamplerFile(o.meta)
+		if err != nil {
+			return cfg, cli.Usagef("%v", err)
+		}
+		cfg = f.Config
+	} else {
+		cfg = task.Defaults.NN
+		cfg.Gamma = samplers.GammaExact
+		qh, dh := task.Defaults.QHidden, task.Defaults.DHidden
+		if fs.Changed("q-hidden") {
+			qh = o.nn.qHidden
+		}
+		if fs.Changed("d-hidden") {
+			dh = o.nn.dHidden
+		}
+		cfg.RandomNets(qh, dh, rand.New(rand.NewPCG(o.seed, 0x6e657473))) // "nets"
+	}
+	cfg.StepSize = o.stepSize
+	if err := o.nn.apply(fs, &cfg); err != nil {
+		return cfg, err
+	}
+	if o.gamma != "" {
+		g, err := samplers.ParseGamma(o.gamma)
+		if err != nil {
+			return cfg, cli.Usagef("--gamma: %v", err)
+		}
+		cfg.Gamma = g
+	}
+	return cfg, usage(cfg.Validate())
+}
+
+func usage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return cli.Usagef("%v", err)
+}
+
+func writeOutputs(o options, header []string, rows, traceRows [][]string, d int, summary map[string]any) error {
+	if header != nil {
+		if err := cli.WriteCSV(filepath.Join(o.out, "metrics.csv"), header, rows); err != nil {
+			return err
+		}
+		if err := plotMetrics(filepath.Join(o.out, "metrics"), o, header, rows); err != nil {
+			return err
+		}
+	}
+	if o.trace > 0 {
+		th := []string{"step", "chain"}
+		for i := 0; i < d; i++ {
+			th = append(th, fmt.Sprintf("theta_%d", i))
+		}
+		if err := cli.WriteCSV(filepath.Join(o.out, "trace.csv"), th, traceRows); err != nil {
+			return err
+		}
+	}
+	return cli.WriteJSON(filepath.Join(o.out, "summary.json"), summary)
+}
+
+// plotMetrics draws every metric against steps, one figure with one curve
+// per metric on a log scale (the metrics are positive divergences and
+// errors).
+func plotMetrics(path string, o options, header []string, rows [][]string) error {
+	var series []plot.Series
+	for j := 2; j < len(header); j++ {
+		s := plot.Series{Name: header[j]}
+		for _, r := range rows {
+			x, _ := strconv.ParseFloat(r[0], 64)
+			y, _ := strconv.ParseFloat(r[j], 64)
+			s.X, s.Y = append(s.X, x), append(s.Y, y)
+		}
+		series = append(series, s)
+	}
+	title := fmt.Sprintf("%s on %s (%d chains, seed %d)", o.sampler, o.task, o.chains, o.seed)
+	return plot.Lines(path, title, "step", "metric", true, series...)
+}

@@ -1,0 +1,65 @@
+package samplers
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
+)
+
+// benchToy times one step of each sampler on the paper's toy: the 20-D test
+// Gaussian with 50 chains, injected gradient noise σ = 1, η = 0.025, and for
+// NNSGHMC random networks of the toy's size (two hidden layers of 40).
+//
+//	go test ./samplers -run '^$' -bench Toy -benchtime 200x
+func benchToy(b *testing.B, newKernel func(tasks.Target) (Kernel, error)) {
+	const k = 50
+	ev, err := tasks.Compile(gaussian.Test20(1, 0.6), k, graph.Float64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	target := tasks.GradientNoise{Target: ev, Sigma: 1}
+	kern, err := newKernel(target)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	theta := make([]float64, 20*k)
+	for i := range theta {
+		theta[i] = 6 * rng.Float64()
+	}
+	st, err := kern.Init(theta, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := kern.Step(rng, st); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+}
+
+func toyNN(gamma Gamma) func(tasks.Target) (Kernel, error) {
+	return func(t tasks.Target) (Kernel, error) {
+		cfg := toyConfig(0.025, gamma)
+		cfg.RandomNets([]int{40, 40}, []int{40, 40}, rand.New(rand.NewPCG(2, 2)))
+		return NewNNSGHMC(t, cfg)
+	}
+}
+
+func BenchmarkToySGLD(b *testing.B) {
+	benchToy(b, func(t tasks.Target) (Kernel, error) { return NewSGLD(t, 0.025) })
+}
+func BenchmarkToySGHMC(b *testing.B) {
+	benchToy(b, func(t tasks.Target) (Kernel, error) { return NewSGHMC(t, 0.025, 1) })
+}
+func BenchmarkToyPSGLD(b *testing.B) {
+	benchToy(b, func(t tasks.Target) (Kernel, error) { return NewPSGLD(t, DefaultPSGLD(0.025)) })
+}
+func BenchmarkToyNNSGHMCExact(b *testing.B) { benchToy(b, toyNN(GammaExact)) }
+func BenchmarkToyNNSGHMCFD(b *testing.B)    { benchToy(b, toyNN(GammaFD)) }
+func BenchmarkToyNNSGHMCNone(b *testing.B)  { benchToy(b, toyNN(GammaNone)) }

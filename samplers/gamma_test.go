@@ -1,0 +1,186 @@
+package samplers
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+)
+
+// gammaConfig has every term of Γ switched on: α·Q² in D, an offset, and a
+// clamp on D far enough away not to bind.
+func gammaConfig(gamma Gamma) NNConfig {
+	cfg := NNConfig{StepSize: 0.01, Alpha: 0.3, Beta: 0.5, C: 0.2, ClampQ: 5, DMax: 50, DScale: 1.5,
+		EnergyScale: -0.5, GradScale: 2, MomentumScale: 1.3, Gamma: gamma}
+	stateDependentNets(&cfg)
+	return cfg
+}
+
+// exactGamma runs a step graph on the given inputs and returns Γ_p, Γ'_θ
+// and p_{t+1}.
+type exactGamma struct {
+	sg   *StepGraph
+	prog *graph.Program
+}
+
+func newExactGamma(t *testing.T, cfg NNConfig, n int) *exactGamma {
+	t.Helper()
+	cfg.Gamma = GammaExact
+	sg, err := BuildStep(cfg, n, graph.Float64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := graph.Compile(sg.GammaP, sg.GammaThet, sg.PNext, sg.ThetaNext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &exactGamma{sg: sg, prog: prog}
+}
+
+func (e *exactGamma) run(t *testing.T, theta, p []float64, f *Features, grad, noise []float64) (gp, gt, pn []float64) {
+	t.Helper()
+	if err := e.sg.Feed(theta, p, f, grad, noise); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.prog.Run(); err != nil {
+		t.Fatal(err)
+	}
+	get := func(n *G.Node) []float64 {
+		v, err := graph.Value(n, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	return get(e.sg.GammaP), get(e.sg.GammaThet), get(e.sg.PNext)
+}
+
+// randomState returns positions, momenta, features, gradient and noise for
+// n coordinates.
+func randomState(rng *rand.Rand, n int) (theta, p []float64, f *Features, grad, noise []float64) {
+	vec := func(s float64) []float64 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = s * rng.NormFloat64()
+		}
+		return x
+	}
+	f = &Features{U: vec(1), DU: vec(1), GFeat: vec(1)}
+	return vec(1), vec(1), f, vec(1), vec(1)
+}
+
+// TestExactGammaAgreesWithFiniteDifferencesOfNetworks checks Γ from
+// differentiating the step graph against central differences of the
+// networks evaluated without a graph:
+//
+//	Γ_p,i = ∂Q_f/∂u·∂u/∂θ_i + ∂D_f/∂p_i,   Γ'_θ,i = −∂Q_f/∂p at p_{t+1}.
+func TestExactGammaAgreesWithFiniteDifferencesOfNetworks(t *testing.T) {
+	const n = 40
+	cfg := gammaConfig(GammaExact)
+	eg := newExactGamma(t, cfg, n)
+	theta, p, f, grad, noise := randomState(rand.New(rand.NewPCG(3, 4)), n)
+	gp, gt, pn := eg.run(t, theta, p, f, grad, noise)
+
+	s := &NNSGHMC{cfg: cfg}
+	q := func(u, p []float64) []float64 { out := make([]float64, n); s.evalQ(u, p, out); return out }
+	d := func(u, p []float64) []float64 {
+		qv, out := q(u, p), make([]float64, n)
+		s.evalDPart(u, p, f.GFeat, out)
+		for i := range out {
+			out[i], _ = s.diffusion(qv[i], out[i])
+		}
+		return out
+	}
+	dQdu, dDdp, dQdpn := make([]float64, n), make([]float64, n), make([]float64, n)
+	centralDiff(func(x, out []float64) { copy(out, q(x, p)) }, f.U, dQdu)
+	centralDiff(func(x, out []float64) { copy(out, d(f.U, x)) }, p, dDdp)
+	centralDiff(func(x, out []float64) { copy(out, q(f.U, x)) }, pn, dQdpn)
+	for i := 0; i < n; i++ {
+		wantP := dQdu[i]*f.DU[i] + dDdp[i]
+		wantT := -dQdpn[i]
+		// central differences of piecewise-smooth networks with h = 1e-5:
+		// accurate to ~1e-8 away from ReLU kinks
+		if math.Abs(gp[i]-wantP) > 1e-6*(1+math.Abs(wantP)) {
+			t.Errorf("Γ_p[%d]: graph %v, finite differences %v", i, gp[i], wantP)
+		}
+		if math.Abs(gt[i]-wantT) > 1e-6*(1+math.Abs(wantT)) {
+			t.Errorf("Γ'_θ[%d]: graph %v, finite differences %v", i, gt[i], wantT)
+		}
+	}
+}
+
+// TestFiniteDifferenceGammaAgreesWithExact runs the finite-difference
+// sampler along a chain and compares its Γ at every step with the exact Γ
+// of the same state. The finite differences follow the chain (one of them
+// one step stale), so they agree up to O(|p_t − p_{t−1}|·f''/f'), and the
+// momentum moves O(√η) per step: with smooth (tanh) networks the relative
+// error must be a few percent at η = 1e-3 and shrink about tenfold at
+// η = 1e-5. (With ReLU networks the differences are exact between kinks and
+// arbitrary across them.)
+func TestFiniteDifferenceGammaAgreesWithExact(t *testing.T) {
+	med := map[float64][2]float64{}
+	for _, eta := range []float64{1e-3, 1e-5} {
+		eP, eT := fdGammaErrors(t, eta)
+		med[eta] = [2]float64{eP, eT}
+		t.Logf("η = %g: median relative error of Γ_p %.3g, of Γ_θ %.3g", eta, eP, eT)
+	}
+	for i, name := range []string{"Γ_p", "Γ_θ"} {
+		big, small := med[1e-3][i], med[1e-5][i]
+		if big > 0.05 {
+			t.Errorf("%s: median relative error %.3g at η = 1e-3, want < 0.05", name, big)
+		}
+		if small > big/4 {
+			t.Errorf("%s: error does not shrink with the step: %.3g at η = 1e-3, %.3g at η = 1e-5", name, big, small)
+		}
+	}
+}
+
+// fdGammaErrors returns the median relative errors of the finite-difference
+// Γ_p and Γ_θ along a chain with step eta.
+func fdGammaErrors(t *testing.T, eta float64) (float64, float64) {
+	const k = 20
+	target := standardTarget(t, k)
+	cfg := gammaConfig(GammaFD)
+	cfg.StepSize = eta
+	cfg.Q.Activation, cfg.D.Activation = graph.Tanh, graph.Tanh
+	s, err := NewNNSGHMC(target, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eg := newExactGamma(t, cfg, 2*k)
+	rng := rand.New(rand.NewPCG(9, 9))
+	theta, p := make([]float64, 2*k), make([]float64, 2*k)
+	for i := range theta {
+		theta[i], p[i] = rng.NormFloat64(), rng.NormFloat64()
+	}
+	st, err := s.Init(theta, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errP, errT []float64
+	for step := 0; step < 30; step++ {
+		before := append([]float64(nil), st.Theta...)
+		pBefore := append([]float64(nil), st.P...)
+		if err := s.Step(rng, st); err != nil {
+			t.Fatal(err)
+		}
+		gp, gt, _ := eg.run(t, before, pBefore, &s.feat, st.Eval.Grad, st.nn.noise)
+		if step == 0 {
+			continue // the first step uses central differences, not the chain
+		}
+		for i := range gp {
+			errP = append(errP, math.Abs(st.nn.gammaP[i]-gp[i])/(1e-3+math.Abs(gp[i])))
+			errT = append(errT, math.Abs(st.nn.gammaThet[i]-gt[i])/(1e-3+math.Abs(gt[i])))
+		}
+	}
+	sort.Float64s(errP)
+	sort.Float64s(errT)
+	return errP[len(errP)/2], errT[len(errT)/2]
+}
+
+var _ tasks.Target = (*tasks.Evaluator)(nil)

@@ -1,0 +1,148 @@
+package gaussian
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+)
+
+// TestEnergyGraphMatchesFormula checks U and ∇U of the compiled graph for
+// several chains against the formula evaluated directly, in float64 and
+// float32, and ∇U against finite differences of U.
+func TestEnergyGraphMatchesFormula(t *testing.T) {
+	g := Test20(3, 0.5)
+	const k = 4
+	rng := rand.New(rand.NewPCG(1, 1))
+	theta := make([]float64, 20*k)
+	for i := range theta {
+		theta[i] = 3 + 2*rng.NormFloat64()
+	}
+	prec := mat.NewDense(20, 20, nil)
+	for i := 0; i < 20; i++ {
+		for j := 0; j < 20; j++ {
+			prec.Set(i, j, g.prec.At(i, j))
+		}
+	}
+	for _, dt := range []struct {
+		name string
+		dt   graph.Dtype
+		tol  float64
+	}{{"float64", graph.Float64, 1e-10}, {"float32", graph.Float32, 1e-4}} {
+		ev, err := tasks.Compile(g, k, dt.dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := tasks.NewEval(20, k)
+		if err := ev.Evaluate(rng, theta, e); err != nil {
+			t.Fatal(err)
+		}
+		x := make([]float64, 20)
+		for c := 0; c < k; c++ {
+			for i := range x {
+				x[i] = theta[i*k+c]
+			}
+			if want := g.Energy(x); math.Abs(e.U[c]-want) > dt.tol*(1+math.Abs(want)) {
+				t.Errorf("%s chain %d: U = %v, want %v", dt.name, c, e.U[c], want)
+			}
+			for i := 0; i < 20; i++ {
+				want := 0.0
+				for j := 0; j < 20; j++ {
+					want += prec.At(i, j) * (x[j] - 3)
+				}
+				if got := e.Grad[i*k+c]; math.Abs(got-want) > dt.tol*(1+math.Abs(want)) {
+					t.Errorf("%s chain %d: ∂U/∂θ_%d = %v, want %v", dt.name, c, i, got, want)
+				}
+			}
+		}
+	}
+}
+
+func TestTargetsAreSeededAndValid(t *testing.T) {
+	a, b, c := Train10(7), Train10(7), Train10(8)
+	if !mat.EqualApprox(a.cov, b.cov, 0) || mat.EqualApprox(a.cov, c.cov, 0) {
+		t.Error("Train10: the same seed must give the same covariance and another seed another")
+	}
+	for i := 0; i < 10; i++ {
+		if v := a.cov.At(i, i); !(v > 0 && v < 1) {
+			t.Errorf("Train10 variance %d = %v, want in (0, 1)", i, v)
+		}
+		for j := 0; j < i; j++ {
+			if a.cov.At(i, j) != 0 {
+				t.Errorf("Train10 covariance (%d, %d) = %v, want 0", i, j, a.cov.At(i, j))
+			}
+		}
+		if a.mean[i] != 3 {
+			t.Errorf("Train10 mean %d = %v, want 3", i, a.mean[i])
+		}
+	}
+	// Test20: Σ = LLᵀ with L = 0.6·N(0,1)^{20×20} has diagonal entries
+	// 0.36·χ²₂₀, mean 7.2, almost surely within (1, 25).
+	s := Test20(1, 0.6)
+	for i := 0; i < 20; i++ {
+		if v := s.cov.At(i, i); !(v > 1 && v < 25) {
+			t.Errorf("Test20 variance %d = %v, want about 7", i, v)
+		}
+	}
+}
+
+func TestNewRejectsBadCovariance(t *testing.T) {
+	if _, err := New([]float64{0, 0}, mat.NewSymDense(2, []float64{1, 2, 2, 1})); err == nil {
+		t.Error("an indefinite covariance was accepted")
+	}
+	if _, err := New([]float64{0}, mat.NewSymDense(2, []float64{1, 0, 0, 1})); err == nil {
+		t.Error("mismatched mean and covariance were accepted")
+	}
+}
+
+// TestMonitorOnExactDraws feeds the monitor exact draws from the target:
+// KL of the fitted Gaussian must be near its sampling value, about
+// d(d+3)/(4n) for n draws, the effective sample sizes near n per chain and
+// R̂ near 1.
+func TestMonitorOnExactDraws(t *testing.T) {
+	g, _ := New([]float64{1, -1}, mat.NewSymDense(2, []float64{1, 0.5, 0.5, 2}))
+	const k, steps = 10, 500
+	m := g.NewMonitor(k)
+	var chol mat.Cholesky
+	chol.Factorize(g.cov)
+	var l mat.TriDense
+	chol.LTo(&l)
+	rng := rand.New(rand.NewPCG(4, 4))
+	theta := make([]float64, 2*k)
+	for s := 1; s <= steps; s++ {
+		for c := 0; c < k; c++ {
+			z0, z1 := rng.NormFloat64(), rng.NormFloat64()
+			theta[c] = 1 + l.At(0, 0)*z0
+			theta[k+c] = -1 + l.At(1, 0)*z0 + l.At(1, 1)*z1
+		}
+		if err := m.Observe(s, theta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum, err := m.Summary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, x := range sum {
+		got[x.Name] = x.Value
+	}
+	n := float64(k * steps)
+	// E[KL] ≈ d(d+3)/(4n) = 2.5/n for d = 2; allow a factor of 5 either way
+	if kl := got["kl"]; kl > 5*2.5/n || kl < 2.5/n/5 {
+		t.Errorf("kl = %v, want about %v", kl, 2.5/n)
+	}
+	if ess := got["ess"]; ess < 0.7*steps || ess > 1.3*steps {
+		t.Errorf("pooled ess per chain = %v, want about %d", ess, steps)
+	}
+	if ess := got["ess_min"]; ess < 0.7*n {
+		t.Errorf("ess_min = %v, want about %v", ess, n)
+	}
+	if r := got["rhat_max"]; r > 1.02 {
+		t.Errorf("rhat_max = %v, want about 1", r)
+	}
+}
