@@ -117,7 +117,7 @@ func TestExactGammaAgreesWithFiniteDifferencesOfNetworks(t *testing.T) {
 // TestFiniteDifferenceGammaAgreesWithExact runs the finite-difference
 // sampler along a chain and compares its Γ at every step with the exact Γ
 // of the same state. The finite differences follow the chain (one of them
-// one step stale), so they agree up to O(|p_t − p_{t−1}|·f''/f'), and the
+// one step stale), so they agree up to O(|p_t − p_{t−1}|·f”/f'), and the
 // momentum moves O(√η) per step: with smooth (tanh) networks the relative
 // error must be a few percent at η = 1e-3 and shrink about tenfold at
 // η = 1e-5. (With ReLU networks the differences are exact between kinks and

@@ -29,7 +29,7 @@ type momentRun struct {
 	newKernel    func(tasks.Target) (Kernel, error)
 	momentum     bool    // start momenta at their stationary N(0, I)
 	noise        float64 // injected gradient noise σ
-	expectBiased bool // an invalid sampler whose bias the test must detect
+	expectBiased bool    // an invalid sampler whose bias the test must detect
 }
 
 // moments returns, per statistic, the chains of its summand: x₁, x₂,

@@ -259,7 +259,10 @@ func TestInvalidSettingsAreRejected(t *testing.T) {
 		{"SGLD zero step", func() error { _, err := NewSGLD(target, 0); return err }},
 		{"SGLD NaN step", func() error { _, err := NewSGLD(target, math.NaN()); return err }},
 		{"SGHMC negative friction", func() error { _, err := NewSGHMC(target, 0.1, -1); return err }},
-		{"pSGLD decay 1", func() error { _, err := NewPSGLD(target, PSGLDConfig{StepSize: 0.1, Decay: 1, Lambda: 1e-5}); return err }},
+		{"pSGLD decay 1", func() error {
+			_, err := NewPSGLD(target, PSGLDConfig{StepSize: 0.1, Decay: 1, Lambda: 1e-5})
+			return err
+		}},
 		{"NNSGHMC without networks", func() error { _, err := NewNNSGHMC(target, noNets); return err }},
 		{"NNSGHMC unknown gamma", func() error { _, err := NewNNSGHMC(target, badGamma); return err }},
 		{"NNSGHMC negative alpha", func() error { _, err := NewNNSGHMC(target, negAlpha); return err }},

@@ -10,7 +10,7 @@ import (
 // nnFlags are NNSGHMC's settings as flags. A flag that is given overrides
 // the task's default or the trained sampler's value.
 type nnFlags struct {
-	alpha, beta, c, clampQ, dMax, dScale float64
+	alpha, beta, c, clampQ, dMax, dScale  float64
 	energyScale, gradScale, momentumScale float64
 	trainDim                              int
 	qHidden, dHidden                      []int
