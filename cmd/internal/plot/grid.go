@@ -228,8 +228,11 @@ func niceStep(raw float64) (step float64, parts int) {
 // than step needs at v's magnitude, removing the noise of k*step (so
 // 3*0.1 is 0.3, not 0.30000000000000004), and turns -0 into 0.
 func clean(v, step float64) float64 {
-	if v == 0 || !finite(v) {
-		return 0 * v
+	switch {
+	case v == 0:
+		return 0
+	case !finite(v) || !(step > 0):
+		return v
 	}
 	digits := int(math.Floor(math.Log10(math.Abs(v)))) - int(math.Floor(math.Log10(step))) + 3
 	digits = min(max(digits, 1), 17)

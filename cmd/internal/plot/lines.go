@@ -139,7 +139,11 @@ func Lines(path string, title, xlabel, ylabel string, logY bool, series ...Serie
 	}
 	p.Add(&leg)
 
-	return save(path, figWidth, figHeight, p.Draw)
+	return save(path, figWidth, figHeight, func(dc draw.Canvas) {
+		// A margin, so the last tick label fits even where an SVG viewer
+		// substitutes a wider font.
+		p.Draw(draw.Crop(dc, vg.Points(4), -vg.Points(10), vg.Points(4), -vg.Points(4)))
+	})
 }
 
 // runs returns the maximal runs of consecutive indices in [0, n) for which

@@ -6,7 +6,10 @@
 // path+".svg", each atomically with cli.WriteFile, so a reader never sees a
 // half-written file. The directory of path must exist. Input is checked
 // before anything is written: a call that returns an error for bad input
-// leaves no file behind. Non-finite values are skipped, never an error.
+// leaves no file behind. Both files are drawn in memory before the first
+// is written; if writing the SVG fails, the new PNG stays. Non-finite
+// values are skipped, not rejected. The functions are safe to call from
+// several goroutines at once.
 package plot
 
 import (

@@ -376,3 +376,23 @@ func TestTicksExtremeRanges(t *testing.T) {
 		}
 	}
 }
+
+func TestConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	errs := make(chan error, 3)
+	go func() {
+		errs <- Lines(filepath.Join(dir, "a"), "a", "x", "y", true, Series{Name: "s", X: []float64{1, 2}, Y: []float64{1, 2}})
+	}()
+	go func() {
+		errs <- Trajectories(filepath.Join(dir, "b"), "b", gauss2, gaussLevels, Panel{X: []float64{0, 1}, Y: []float64{0, 1}})
+	}()
+	go func() {
+		errs <- Contour(filepath.Join(dir, "c"), "c", "x", "y", gauss2, -1, 1, -1, 1, 10)
+	}()
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	checkDir(t, dir, "a.png", "a.svg", "b.png", "b.svg", "c.png", "c.svg")
+}
