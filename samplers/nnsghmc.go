@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
@@ -180,13 +181,16 @@ type NNSGHMC struct {
 	cfg  NNConfig
 	feat Features
 
-	step *StepGraph // GammaExact
-	prog *graph.Program
+	exact *graph.Chunked // GammaExact: the step graph over blocks of coordinates
 
 	// scratch for the finite-difference and no-Γ paths
 	in                     []float64
 	q, q2, dpart, dhat, dd []float64
 }
+
+// StepChunk is the largest number of coordinates one step graph handles at
+// once; larger problems run it block by block, which bounds its memory.
+const StepChunk = 1 << 15
 
 // NewNNSGHMC returns NNSGHMC with settings cfg on target t. The step graph of
 // GammaExact is built and compiled here, in float64.
@@ -200,10 +204,14 @@ func NewNNSGHMC(t tasks.Target, cfg NNConfig) (*NNSGHMC, error) {
 	}
 	s := &NNSGHMC{base: b, cfg: cfg}
 	if cfg.Gamma == GammaExact {
-		if s.step, err = BuildStep(cfg, b.d*b.k, tensor.Float64); err != nil {
-			return nil, err
-		}
-		if s.prog, err = graph.Compile(s.step.ThetaNext, s.step.PNext); err != nil {
+		s.exact, err = graph.NewChunked(b.d*b.k, StepChunk, func(rows int) (in, out, sum G.Nodes, err error) {
+			sg, err := BuildStep(cfg, rows, tensor.Float64)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			return sg.Inputs(), G.Nodes{sg.ThetaNext, sg.PNext}, nil, nil
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -263,16 +271,7 @@ func (s *NNSGHMC) Step(rng *rand.Rand, st *State) error {
 }
 
 func (s *NNSGHMC) stepExact(st *State) error {
-	sg := s.step
-	if err := sg.Feed(st.Theta, st.P, &s.feat, st.Eval.Grad, st.nn.noise); err != nil {
-		return err
-	}
-	if err := s.prog.Run(); err != nil {
-		return err
-	}
-	if _, err := graph.Value(sg.ThetaNext, st.Theta); err != nil {
-		return err
-	}
-	_, err := graph.Value(sg.PNext, st.P)
-	return err
+	f := &s.feat
+	in := [][]float64{st.Theta, st.P, f.U, f.DU, f.GFeat, st.Eval.Grad, st.nn.noise}
+	return s.exact.Run(in, [][]float64{st.Theta, st.P}, nil)
 }

@@ -26,6 +26,11 @@ type StepGraph struct {
 	Grad     *G.Node // ∇Ũ(θ_t) for the drift
 	Noise    *G.Node // ξ_t ~ N(0, I)
 
+	// PIn and PNextIn exist only in a graph built with FrozenInputs: the
+	// momenta the networks see at z_t and z'_t, fed in instead of p_t and
+	// p_{t+1}.
+	PIn, PNextIn *G.Node
+
 	QNet, DNet *graph.CoordMLP
 
 	// Intermediate results, each (n).
@@ -36,8 +41,22 @@ type StepGraph struct {
 	ThetaNext, PNext *G.Node
 }
 
+// StepOptions are variants of the step graph.
+type StepOptions struct {
+	// FrozenInputs makes the momenta that the networks see inputs of the
+	// graph (PIn, PNextIn) instead of stop-gradients of p_t and p_{t+1}. The
+	// derivatives are the same; a finite-difference check of meta-gradients
+	// uses this to hold the networks' inputs fixed, as the stop-gradients
+	// do analytically.
+	FrozenInputs bool
+}
+
 // BuildStep builds the step graph for n coordinates in dtype dt.
-func BuildStep(cfg NNConfig, n int, dt tensor.Dtype) (*StepGraph, error) {
+func BuildStep(cfg NNConfig, n int, dt tensor.Dtype, opts ...StepOptions) (*StepGraph, error) {
+	var opt StepOptions
+	if len(opts) > 0 {
+		opt = opts[0]
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -62,6 +81,10 @@ func BuildStep(cfg NNConfig, n int, dt tensor.Dtype) (*StepGraph, error) {
 	uIn := graph.StopGradient(s.U)
 	pIn := graph.StopGradient(s.P)
 	gIn := graph.StopGradient(s.GFeat)
+	if opt.FrozenInputs {
+		s.PIn, s.PNextIn = in("p_in"), in("pnext_in")
+		pIn = graph.StopGradient(s.PIn)
+	}
 	s.Q = b.qf(s, uIn, pIn)
 	s.D = b.df(s, uIn, pIn, gIn, s.Q)
 
@@ -80,6 +103,9 @@ func BuildStep(cfg NNConfig, n int, dt tensor.Dtype) (*StepGraph, error) {
 
 	// θ_{t+1} = θ + η(Q'⊙p_{t+1} + Γ'_θ), with Q' at the new momentum
 	pNextIn := graph.StopGradient(s.PNext)
+	if opt.FrozenInputs {
+		pNextIn = graph.StopGradient(s.PNextIn)
+	}
 	s.QNext = b.qf(s, uIn, pNextIn)
 	move := b.mul(s.QNext, s.PNext)
 	if cfg.Gamma == GammaExact {
@@ -93,14 +119,16 @@ func BuildStep(cfg NNConfig, n int, dt tensor.Dtype) (*StepGraph, error) {
 	return s, nil
 }
 
+// Inputs returns the step's per-coordinate inputs in the order of Feed.
+func (s *StepGraph) Inputs() G.Nodes {
+	return G.Nodes{s.Theta, s.P, s.U, s.DU, s.GFeat, s.Grad, s.Noise}
+}
+
 // Feed sets the step's inputs: positions, momenta, features, the energy
 // gradient and the noise, each of length n.
 func (s *StepGraph) Feed(theta, p []float64, f *Features, grad, noise []float64) error {
-	for _, in := range []struct {
-		node *G.Node
-		v    []float64
-	}{{s.Theta, theta}, {s.P, p}, {s.U, f.U}, {s.DU, f.DU}, {s.GFeat, f.GFeat}, {s.Grad, grad}, {s.Noise, noise}} {
-		if err := graph.SetValue(in.node, in.v); err != nil {
+	for i, v := range [][]float64{theta, p, f.U, f.DU, f.GFeat, grad, noise} {
+		if err := graph.SetValue(s.Inputs()[i], v); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,54 @@
+package graph
+
+import (
+	"math"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+)
+
+// TestChunkedMatchesOneBlock computes y = tanh(a·x) row-wise and Σ x·y over
+// 10 rows, in one block and in blocks of 4 (so with a remainder of 2).
+func TestChunkedMatchesOneBlock(t *testing.T) {
+	build := func(rows int) (in, out, sum G.Nodes, err error) {
+		g := G.NewGraph()
+		x := Input(g, Float64, "x", rows)
+		a := Input(g, Float64, "a", rows)
+		y := G.Must(G.Tanh(G.Must(G.HadamardProd(a, x))))
+		s := G.Must(G.Sum(G.Must(G.HadamardProd(x, y))))
+		return G.Nodes{x, a}, G.Nodes{y}, G.Nodes{s}, nil
+	}
+	x, a := make([]float64, 10), make([]float64, 10)
+	for i := range x {
+		x[i], a[i] = float64(i)-4.5, 0.1*float64(i)
+	}
+	var ys [2][]float64
+	var sums [2]float64
+	for j, chunk := range []int{10, 4} {
+		c, err := NewChunked(10, chunk, build)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ys[j] = make([]float64, 10)
+		s := make([]float64, 1)
+		if err := c.Run([][]float64{x, a}, [][]float64{ys[j]}, [][]float64{s}); err != nil {
+			t.Fatal(err)
+		}
+		sums[j] = s[0]
+	}
+	want := 0.0
+	for i := range x {
+		y := math.Tanh(a[i] * x[i])
+		want += x[i] * y
+		for j := range ys {
+			if math.Abs(ys[j][i]-y) > 1e-15 {
+				t.Errorf("row %d: %v, want %v", i, ys[j][i], y)
+			}
+		}
+	}
+	for j := range sums {
+		if math.Abs(sums[j]-want) > 1e-12 {
+			t.Errorf("sum %d: %v, want %v", j, sums[j], want)
+		}
+	}
+}

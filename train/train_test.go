@@ -1,0 +1,338 @@
+package train
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
+)
+
+// tinyProblem is a 2-D correlated Gaussian for k chains whose dynamics see
+// gradient noise and whose losses see the exact gradient, started around
+// (2, −2).
+func tinyProblem(t *testing.T, k int, d int) Problem {
+	t.Helper()
+	mean := make([]float64, d)
+	cov := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		cov.SetSym(i, i, 1+float64(i))
+		if i > 0 {
+			cov.SetSym(i, i-1, 0.5)
+		}
+	}
+	g, err := gaussian.New(mean, cov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := tasks.Compile(g, k, graph.Float64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Problem{
+		Target:     tasks.GradientNoise{Target: ev, Sigma: 0.5},
+		LossTarget: ev,
+		Init: func(rng *rand.Rand, k int) []float64 {
+			x := make([]float64, d*k)
+			for i := range x {
+				x[i] = 2 + rng.NormFloat64()
+				if (i/k)%2 == 1 {
+					x[i] -= 4
+				}
+			}
+			return x
+		},
+	}
+}
+
+// smoothNets are tanh networks (smooth, so finite differences are clean)
+// with every term of the sampler switched on.
+func smoothNets() samplers.NNConfig {
+	cfg := samplers.NNConfig{StepSize: 0.05, Alpha: 0.2, Beta: 0.3, C: 0.5, ClampQ: 5, DMax: 50, DScale: 1,
+		EnergyScale: 0.5, GradScale: 1, MomentumScale: 1, Gamma: samplers.GammaExact}
+	rng := rand.New(rand.NewPCG(12, 34))
+	cfg.Q = graph.NewMLPWeights(2, []int{4}, graph.Tanh, rng)
+	cfg.D = graph.NewMLPWeights(3, []int{4}, graph.Tanh, rng)
+	return cfg
+}
+
+func tinyConfig(k int) Config {
+	adam := AdamConfig{LR: 1e-3, Beta1: 0.5, Beta2: 0.99, Eps: 1e-8}
+	return Config{
+		Chains: k, Epochs: 1, SubEpochs: 0, Steps: 7, Window: 3,
+		Cross:   &CrossChain{Every: 2, Lambda: 0.05, Weight: 1},
+		InChain: &InChain{Burn: 1, Thin: 2, FirstChain: [2]int{0, 0}, Stride: [2]int{2, 2}, Lambda: 0.03, Weight: 1},
+		QAdam:   adam, DAdam: adam, MomentumSD: 1,
+	}
+}
+
+// replay recomputes the surrogate loss of one recorded unroll for networks
+// q, d: every window starts from its recorded state, the networks see the
+// recorded momenta (as the stop-gradients make them constants), and the
+// loss is Σ_j adj_j·θ_j with the recorded adjoints. Its finite differences
+// in φ are what the back-propagated gradient must equal.
+type replay struct {
+	sg   *samplers.StepGraph
+	prog *graph.Program
+	u    *unrolled
+}
+
+func newReplay(t *testing.T, nn samplers.NNConfig, n int, u *unrolled) *replay {
+	sg, err := samplers.BuildStep(nn, n, graph.Float64, samplers.StepOptions{FrozenInputs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := graph.Compile(sg.ThetaNext, sg.PNext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &replay{sg: sg, prog: prog, u: u}
+}
+
+func (r *replay) loss(l int) (float64, error) {
+	if err := r.sg.QNet.Sync(); err != nil {
+		return 0, err
+	}
+	if err := r.sg.DNet.Sync(); err != nil {
+		return 0, err
+	}
+	total := 0.0
+	for _, w := range r.u.windows {
+		theta, p := clone(w.recs[0].theta), clone(w.recs[0].p)
+		for s := w.a; s < w.b; s++ {
+			rec := w.recs[s-w.a]
+			pNext := w.pEnd
+			if s+1 < w.b {
+				pNext = w.recs[s+1-w.a].p
+			}
+			f := &samplers.Features{U: rec.u, DU: rec.du, GFeat: rec.gfeat}
+			if err := r.sg.Feed(theta, p, f, rec.grad, rec.noise); err != nil {
+				return 0, err
+			}
+			graph.SetValue(r.sg.PIn, rec.p)
+			graph.SetValue(r.sg.PNextIn, pNext)
+			if err := r.prog.Run(); err != nil {
+				return 0, err
+			}
+			graph.Value(r.sg.ThetaNext, theta)
+			graph.Value(r.sg.PNext, p)
+			if a := r.u.adj[l][s+1]; a != nil {
+				for i := range a {
+					total += a[i] * theta[i]
+				}
+			}
+		}
+	}
+	return total, nil
+}
+
+// TestUnrolledLossGradientMatchesFiniteDifferences back-propagates both
+// losses through a 7-step unroll in windows of 3 and checks the φ-gradient
+// of each against central finite differences of the replayed loss.
+func TestUnrolledLossGradientMatchesFiniteDifferences(t *testing.T) {
+	const k, d = 4, 2
+	nn := smoothNets()
+	cfg := tinyConfig(k)
+	cfg.Chunk = 5 // several blocks, with a remainder, to test the chunking too
+	tr, err := newTrainer(cfg, tinyProblem(t, k, d), nn, 7, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *unrolled
+	tr.record = func(u *unrolled) { got = u }
+	before := tr.Networks()
+	tr.cfg.Epochs = 1
+	if err := tr.Run(context.Background(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || len(got.windows) != 3 {
+		t.Fatalf("recorded %v", got)
+	}
+	for l, name := range []string{"cross-chain", "in-chain"} {
+		rp := newReplay(t, before, d*k, got)
+		params := append(rp.sg.QNet.Weights.Params(), rp.sg.DNet.Weights.Params()...)
+		res, err := graph.CheckGradient(func() (float64, error) { return rp.loss(l) }, params, got.grads[l], 1e-6, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %v", name, res)
+		if res.Worst > 1e-6 {
+			t.Errorf("%s loss: back-propagated φ-gradient disagrees with finite differences: %v", name, res)
+		}
+		norm := 0.0
+		for _, g := range got.grads[l] {
+			for _, v := range g {
+				norm += v * v
+			}
+		}
+		if norm == 0 {
+			t.Errorf("%s loss: zero gradient", name)
+		}
+	}
+}
+
+// TestOneAdamStepLowersTheLoss takes one optimiser step on a 1-D toy and
+// checks that the surrogate loss of the recorded unroll, which the step
+// descends, went down.
+func TestOneAdamStepLowersTheLoss(t *testing.T) {
+	const k = 8
+	nn := smoothNets()
+	cfg := tinyConfig(k)
+	cfg.InChain = nil
+	tr, err := newTrainer(cfg, tinyProblem(t, k, 1), nn, 3, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *unrolled
+	tr.record = func(u *unrolled) { got = u }
+	before := tr.Networks()
+	if err := tr.Run(context.Background(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	rp := newReplay(t, before, k, got)
+	l0, err := rp.loss(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := tr.Networks()
+	for i, p := range rp.sg.QNet.Weights.Params() {
+		copy(p, after.Q.Params()[i])
+	}
+	for i, p := range rp.sg.DNet.Weights.Params() {
+		copy(p, after.D.Params()[i])
+	}
+	l1, err := rp.loss(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("loss before %.10g, after %.10g", l0, l1)
+	if !(l1 < l0) {
+		t.Errorf("one Adam step did not lower the loss: %v → %v", l0, l1)
+	}
+}
+
+// TestResumeEqualsUninterruptedRun trains three epochs straight, and again
+// with an interruption in the middle of the second epoch followed by a
+// resume from the checkpoint written to JSON: the networks and the rows must
+// agree bit for bit.
+func TestResumeEqualsUninterruptedRun(t *testing.T) {
+	const k = 4
+	cfg := tinyConfig(k)
+	cfg.Epochs, cfg.SubEpochs = 3, 2
+	prob := tinyProblem(t, k, 2)
+
+	straight, err := New(cfg, prob, smoothNets(), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := straight.Run(context.Background(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	first, err := New(cfg, prob, smoothNets(), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rows := 0
+	err = first.Run(ctx, func(Row) {
+		if rows++; rows == 9 { // after the second unroll of the second epoch
+			cancel()
+		}
+	}, nil)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("want an interruption, got %v", err)
+	}
+	if pos := first.Position(); pos != (Position{Epoch: 1, Unroll: 2}) {
+		t.Fatalf("interrupted at %+v", pos)
+	}
+	cp, err := first.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := cp.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var back Checkpoint
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := New(cfg, prob, smoothNets(), 999) // the seed is overridden by the checkpoint
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := resumed.Restore(&back); err != nil {
+		t.Fatal(err)
+	}
+	if err := resumed.Run(context.Background(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	a, b := straight.Networks(), resumed.Networks()
+	for i, p := range append(a.Q.Params(), a.D.Params()...) {
+		q := append(b.Q.Params(), b.D.Params()...)[i]
+		for j := range p {
+			if math.Float64bits(p[j]) != math.Float64bits(q[j]) {
+				t.Fatalf("weights differ at param %d[%d]: %v vs %v", i, j, p[j], q[j])
+			}
+		}
+	}
+	ra, rb := straight.Rows(), resumed.Rows()
+	if len(ra) != len(rb) || len(ra) != 3*3*2 {
+		t.Fatalf("%d rows straight, %d resumed", len(ra), len(rb))
+	}
+	for i := range ra {
+		ra[i].Seconds, rb[i].Seconds = 0, 0
+		if ra[i] != rb[i] {
+			t.Errorf("row %d: %+v vs %+v", i, ra[i], rb[i])
+		}
+	}
+}
+
+func TestRestoreRefusesAnotherConfiguration(t *testing.T) {
+	const k = 4
+	cfg := tinyConfig(k)
+	tr, err := New(cfg, tinyProblem(t, k, 2), smoothNets(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, _ := tr.Checkpoint()
+	cfg.Steps++
+	other, err := New(cfg, tinyProblem(t, k, 2), smoothNets(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Restore(cp); err == nil {
+		t.Error("a checkpoint of another configuration was accepted")
+	}
+}
+
+func TestDivergenceStopsTraining(t *testing.T) {
+	const k = 4
+	nn := smoothNets()
+	nn.StepSize = 40
+	cfg := tinyConfig(k)
+	cfg.Steps, cfg.Window = 60, 20
+	tr, err := New(cfg, tinyProblem(t, k, 2), nn, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tr.Run(context.Background(), nil, nil)
+	var de *DivergenceError
+	if !errors.As(err, &de) {
+		t.Fatalf("want a divergence error, got %v", err)
+	}
+	if tr.Completed() != 0 {
+		t.Errorf("the diverged unroll was committed")
+	}
+}

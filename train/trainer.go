@@ -1,0 +1,496 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+)
+
+// Config is a meta-training schedule and its losses.
+//
+// Training runs Epochs epochs; each starts the chains afresh from the
+// problem's initial distribution and runs 1 + SubEpochs unrolls of Steps
+// sampler steps, each continuing from where the last stopped and followed by
+// one Adam step per loss. Back-propagation through time is truncated every
+// Window steps: gradients flow through at most Window steps.
+type Config struct {
+	Chains     int         `json:"chains"`
+	Epochs     int         `json:"epochs"`
+	SubEpochs  int         `json:"sub_epochs"`
+	Steps      int         `json:"steps"`
+	Window     int         `json:"window"`
+	Cross      *CrossChain `json:"cross_chain,omitempty"`
+	InChain    *InChain    `json:"in_chain,omitempty"`
+	QAdam      AdamConfig  `json:"q_adam"` // optimiser of f_Q's weights
+	DAdam      AdamConfig  `json:"d_adam"` // optimiser of f_D's weights
+	MomentumSD float64     `json:"momentum_sd"`
+	// Chunk bounds the coordinates one step graph handles at once
+	// (samplers.StepChunk when 0).
+	Chunk int `json:"chunk,omitempty"`
+}
+
+// Validate reports the first invalid setting for k chains.
+func (c *Config) Validate() error {
+	switch {
+	case c.Chains < 1:
+		return fmt.Errorf("train: %d chains", c.Chains)
+	case c.Epochs < 1 || c.SubEpochs < 0:
+		return fmt.Errorf("train: %d epochs of %d sub-epochs", c.Epochs, c.SubEpochs)
+	case c.Steps < 1 || c.Window < 1:
+		return fmt.Errorf("train: unrolls of %d steps with windows of %d", c.Steps, c.Window)
+	case c.Cross == nil && c.InChain == nil:
+		return errors.New("train: no loss (want a cross-chain or an in-chain loss)")
+	case !(c.MomentumSD >= 0):
+		return fmt.Errorf("train: momentum sd %v", c.MomentumSD)
+	}
+	if c.Cross != nil {
+		if err := c.Cross.validate(c.Chains); err != nil {
+			return err
+		}
+		if len(c.Cross.times(c.Steps)) == 0 {
+			return fmt.Errorf("train: the cross-chain loss has no evaluation time within %d steps", c.Steps)
+		}
+	}
+	if c.InChain != nil {
+		if err := c.InChain.validate(c.Chains); err != nil {
+			return err
+		}
+		if len(c.InChain.times(c.Steps)) == 0 {
+			return fmt.Errorf("train: the in-chain loss has no time within %d steps", c.Steps)
+		}
+	}
+	if err := c.QAdam.Validate(); err != nil {
+		return err
+	}
+	return c.DAdam.Validate()
+}
+
+// Problem is what the sampler is trained on.
+type Problem struct {
+	// Target gives the stochastic gradients that drive the sampler, for
+	// Config.Chains chains.
+	Target tasks.Target
+	// LossTarget gives the energy gradients of the losses; nil means
+	// Target. (The toy's losses use the exact gradient, its dynamics a
+	// noisy one.)
+	LossTarget tasks.Target
+	// Init draws fresh positions of k chains.
+	Init func(rng *rand.Rand, k int) []float64
+}
+
+// Row is one optimiser step of training.
+type Row struct {
+	Epoch    int     `json:"epoch"`
+	Unroll   int     `json:"unroll"`
+	Loss     string  `json:"loss"`
+	Energy   float64 `json:"energy"`    // mean Ũ over the loss's samples
+	GradNorm float64 `json:"grad_norm"` // Euclidean norm of the φ-gradient
+	Seconds  float64 `json:"seconds"`   // training time so far
+}
+
+// Position is where a training run is in its schedule: the next unroll.
+type Position struct {
+	Epoch  int `json:"epoch"`
+	Unroll int `json:"unroll"`
+}
+
+// ErrInterrupted is returned by Run when its context is cancelled; the
+// trainer is then at the end of the last completed unroll.
+var ErrInterrupted = errors.New("training interrupted")
+
+// DivergenceError reports a non-finite state, energy or gradient.
+type DivergenceError struct {
+	Position Position
+	Step     int
+	What     string
+}
+
+func (e *DivergenceError) Error() string {
+	return fmt.Sprintf("training diverged in epoch %d, unroll %d, step %d: %s is not finite (try a smaller step size or learning rate)",
+		e.Position.Epoch+1, e.Position.Unroll, e.Step, e.What)
+}
+
+// Trainer meta-trains NNSGHMC's networks.
+type Trainer struct {
+	cfg  Config
+	prob Problem
+	nn   samplers.NNConfig
+
+	d, k, n      int
+	fwd, vjp     *graph.Chunked
+	graphs       []*samplers.StepGraph
+	nq           int // number of f_Q parameter tensors
+	qAdam, dAdam *Adam
+
+	pcg *rand.PCG
+	rng *rand.Rand
+
+	pos      Position
+	theta, p []float64 // chain state at pos; nil at the start of an epoch
+	rows     []Row
+	seconds  float64 // training time before the current Run
+
+	frozen bool            // test hook: network inputs fed from the record
+	record func(*unrolled) // test hook: sees every finished unroll
+}
+
+// New returns a trainer of the networks in nn (which it updates in place)
+// on prob, with all randomness drawn from a PCG generator seeded with seed.
+func New(cfg Config, prob Problem, nn samplers.NNConfig, seed uint64) (*Trainer, error) {
+	return newTrainer(cfg, prob, nn, seed, false)
+}
+
+func newTrainer(cfg Config, prob Problem, nn samplers.NNConfig, seed uint64, frozen bool) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if prob.Target == nil || prob.Init == nil {
+		return nil, errors.New("train: the problem needs a target and an initial distribution")
+	}
+	if prob.LossTarget == nil {
+		prob.LossTarget = prob.Target
+	}
+	nn.Gamma = samplers.GammaExact
+	nn.Q, nn.D = nn.Q.Clone(), nn.D.Clone()
+	if err := nn.Validate(); err != nil {
+		return nil, err
+	}
+	t := &Trainer{cfg: cfg, prob: prob, nn: nn, frozen: frozen}
+	t.d, t.k = prob.Target.Dim(), prob.Target.Chains()
+	t.n = t.d * t.k
+	if t.k != cfg.Chains || prob.LossTarget.Chains() != t.k || prob.LossTarget.Dim() != t.d {
+		return nil, fmt.Errorf("train: the targets hold %d and %d chains of dimension %d and %d, the config %d chains",
+			t.k, prob.LossTarget.Chains(), t.d, prob.LossTarget.Dim(), cfg.Chains)
+	}
+	chunk := cfg.Chunk
+	if chunk <= 0 {
+		chunk = samplers.StepChunk
+	}
+	var err error
+	t.fwd, err = graph.NewChunked(t.n, chunk, func(rows int) (in, out, sum graphNodes, err error) {
+		sg, err := samplers.BuildStep(t.nn, rows, graph.Float64)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		t.graphs = append(t.graphs, sg)
+		return sg.Inputs(), graphNodes{sg.ThetaNext, sg.PNext}, nil, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.vjp, err = graph.NewChunked(t.n, chunk, t.buildVJP)
+	if err != nil {
+		return nil, err
+	}
+	t.nq = len(t.nn.Q.Params())
+	t.qAdam = NewAdam(cfg.QAdam, t.nn.Q.Params())
+	t.dAdam = NewAdam(cfg.DAdam, t.nn.D.Params())
+	t.pcg = rand.NewPCG(seed, 0x747261696e) // "train"
+	t.rng = rand.New(t.pcg)
+	return t, nil
+}
+
+// Networks returns the sampler's settings with the current networks.
+func (t *Trainer) Networks() samplers.NNConfig {
+	c := t.nn
+	c.Q, c.D = c.Q.Clone(), c.D.Clone()
+	return c
+}
+
+// Rows returns the optimiser steps so far.
+func (t *Trainer) Rows() []Row { return append([]Row(nil), t.rows...) }
+
+// Position returns the next unroll to run.
+func (t *Trainer) Position() Position { return t.pos }
+
+// Done reports whether the schedule is complete.
+func (t *Trainer) Done() bool { return t.pos.Epoch >= t.cfg.Epochs }
+
+// Unrolls is the total number of unrolls in the schedule.
+func (t *Trainer) Unrolls() int { return t.cfg.Epochs * (1 + t.cfg.SubEpochs) }
+
+// Completed is the number of unrolls done.
+func (t *Trainer) Completed() int { return t.pos.Epoch*(1+t.cfg.SubEpochs) + t.pos.Unroll }
+
+// Run trains from the current position to the end of the schedule. After
+// every unroll it calls onRow for each optimiser step, and after every
+// epoch onEpoch (to write a checkpoint). When ctx is cancelled it abandons
+// the unroll in progress and returns ErrInterrupted: the trainer then stands
+// at the end of the last completed unroll, ready for Checkpoint.
+func (t *Trainer) Run(ctx context.Context, onRow func(Row), onEpoch func() error) error {
+	start := time.Now()
+	defer func() { t.seconds += time.Since(start).Seconds() }()
+	for !t.Done() {
+		snapshot, err := t.pcg.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		rows, theta, p, err := t.unroll(ctx, start)
+		if err != nil {
+			if uerr := t.pcg.UnmarshalBinary(snapshot); uerr != nil {
+				return uerr
+			}
+			if ctx.Err() != nil {
+				return ErrInterrupted
+			}
+			return err
+		}
+		t.rows = append(t.rows, rows...)
+		for _, r := range rows {
+			if onRow != nil {
+				onRow(r)
+			}
+		}
+		t.theta, t.p = theta, p
+		t.pos.Unroll++
+		if t.pos.Unroll > t.cfg.SubEpochs {
+			t.pos = Position{Epoch: t.pos.Epoch + 1}
+			t.theta, t.p = nil, nil
+			if onEpoch != nil {
+				if err := onEpoch(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// record holds the inputs of one sampler step.
+type record struct {
+	theta, p, u, du, gfeat, grad, noise []float64
+}
+
+// window is a stretch of steps [a, b) between two cuts of the gradient.
+type window struct {
+	a, b int
+	recs []record
+	pEnd []float64 // p_b
+}
+
+// unrolled is everything one unroll produced, for tests.
+type unrolled struct {
+	windows []window
+	adj     []map[int][]float64 // per loss: ∂L/∂θ_j
+	grads   [][][]float64       // per loss: ∂L/∂φ
+}
+
+// unroll runs one unroll from the trainer's state, back-propagates the
+// losses, takes the optimiser steps and returns the rows and the new state.
+func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64, []float64, error) {
+	cfg := &t.cfg
+	rng := t.rng
+	var theta, p []float64
+	if t.theta == nil {
+		theta = t.prob.Init(rng, t.k)
+		if len(theta) != t.n {
+			return nil, nil, nil, fmt.Errorf("train: the initial distribution gave %d positions, want %d", len(theta), t.n)
+		}
+		p = make([]float64, t.n)
+		for i := range p {
+			p[i] = cfg.MomentumSD * rng.NormFloat64()
+		}
+	} else {
+		theta, p = append([]float64(nil), t.theta...), append([]float64(nil), t.p...)
+	}
+
+	// the losses: their times, and the in-chain loss's chains
+	var losses []*lossState
+	newLoss := func(name string, ts []int) *lossState {
+		l := &lossState{name: name, times: map[int]bool{}, adj: map[int][]float64{}}
+		for _, j := range ts {
+			l.times[j] = true
+		}
+		for _, w := range append(t.nn.Q.Params(), t.nn.D.Params()...) {
+			l.grad = append(l.grad, make([]float64, len(w)))
+		}
+		losses = append(losses, l)
+		return l
+	}
+	var cross, in *lossState
+	var inChains []int
+	crossTimes := 0
+	if cfg.Cross != nil {
+		ts := cfg.Cross.times(cfg.Steps)
+		crossTimes = len(ts)
+		cross = newLoss("cross-chain", ts)
+	}
+	if cfg.InChain != nil {
+		in = newLoss("in-chain", cfg.InChain.times(cfg.Steps))
+		inChains = cfg.InChain.chains(rng, t.k)
+	}
+	inPos := map[int][]float64{}  // θ_j at in-chain times
+	inGrad := map[int][]float64{} // ∇Ũ(θ_j) at in-chain times
+
+	eval, leval := tasks.NewEval(t.d, t.k), tasks.NewEval(t.d, t.k)
+	var feat samplers.Features
+	var kept []window
+	out := &unrolled{}
+	for a := 0; a < cfg.Steps; a += cfg.Window {
+		b := min(a+cfg.Window, cfg.Steps)
+		w := window{a: a, b: b}
+		for s := a; s < b; s++ {
+			if ctx.Err() != nil {
+				return nil, nil, nil, ctx.Err()
+			}
+			rec := record{theta: append([]float64(nil), theta...), p: append([]float64(nil), p...)}
+			if err := t.prob.Target.Evaluate(rng, theta, eval); err != nil {
+				return nil, nil, nil, err
+			}
+			if !tasks.Finite(eval.U) || !tasks.Finite(eval.Grad) {
+				return nil, nil, nil, &DivergenceError{Position: t.pos, Step: s, What: "the energy or its gradient"}
+			}
+			t.nn.Features(eval, t.d, t.k, t.prob.Target.DataSize(), &feat)
+			rec.u, rec.du, rec.gfeat = clone(feat.U), clone(feat.DU), clone(feat.GFeat)
+			rec.grad = clone(eval.Grad)
+			rec.noise = make([]float64, t.n)
+			for i := range rec.noise {
+				rec.noise[i] = rng.NormFloat64()
+			}
+			if err := t.fwd.Run([][]float64{rec.theta, rec.p, rec.u, rec.du, rec.gfeat, rec.grad, rec.noise}, [][]float64{theta, p}, nil); err != nil {
+				return nil, nil, nil, err
+			}
+			if !tasks.Finite(theta) || !tasks.Finite(p) {
+				return nil, nil, nil, &DivergenceError{Position: t.pos, Step: s + 1, What: "the chains' state"}
+			}
+			w.recs = append(w.recs, rec)
+
+			j := s + 1
+			isCross, isIn := cross != nil && cross.times[j], in != nil && in.times[j]
+			if !isCross && !isIn {
+				continue
+			}
+			if err := t.prob.LossTarget.Evaluate(rng, theta, leval); err != nil {
+				return nil, nil, nil, err
+			}
+			if !tasks.Finite(leval.U) || !tasks.Finite(leval.Grad) {
+				return nil, nil, nil, &DivergenceError{Position: t.pos, Step: j, What: "the loss's energy"}
+			}
+			if isCross {
+				pos, grad := t.rowsOf(theta, leval.Grad, allChains(t.k))
+				adj, err := steinAdjoints(pos, grad, cfg.Cross.Lambda, cfg.Cross.Weight/float64(t.k*crossTimes))
+				if err != nil {
+					return nil, nil, nil, fmt.Errorf("train: cross-chain loss at step %d: %w", j, err)
+				}
+				cross.adj[j] = t.coordMajor(adj, allChains(t.k))
+				for _, u := range leval.U {
+					cross.energy += u
+				}
+				cross.nSamples += t.k
+			}
+			if isIn {
+				inPos[j], inGrad[j] = clone(theta), clone(leval.Grad)
+				for _, c := range inChains {
+					in.energy += leval.U[c]
+					in.nSamples++
+				}
+			}
+		}
+		w.pEnd = clone(p)
+		if cross != nil {
+			if err := t.backward(w, cross.adj, cross.grad); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+		if in != nil && in.hasTime(a, b) {
+			kept = append(kept, w)
+		}
+		out.windows = append(out.windows, w)
+	}
+
+	if in != nil {
+		// one Stein estimate on the pooled, thinned samples of the chosen chains
+		var ts []int
+		for j := 1; j <= cfg.Steps; j++ {
+			if in.times[j] {
+				ts = append(ts, j)
+			}
+		}
+		np := len(ts) * len(inChains)
+		pos := mat.NewDense(np, t.d, nil)
+		grad := mat.NewDense(np, t.d, nil)
+		for a, j := range ts {
+			for b, c := range inChains {
+				for i := 0; i < t.d; i++ {
+					pos.Set(a*len(inChains)+b, i, inPos[j][i*t.k+c])
+					grad.Set(a*len(inChains)+b, i, inGrad[j][i*t.k+c])
+				}
+			}
+		}
+		adj, err := steinAdjoints(pos, grad, cfg.InChain.Lambda, cfg.InChain.Weight/float64(np))
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("train: in-chain loss: %w", err)
+		}
+		for a, j := range ts {
+			v := make([]float64, t.n)
+			for b, c := range inChains {
+				for i := 0; i < t.d; i++ {
+					v[i*t.k+c] = adj.At(a*len(inChains)+b, i)
+				}
+			}
+			in.adj[j] = v
+		}
+		for _, w := range kept {
+			if err := t.backward(w, in.adj, in.grad); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
+
+	// one optimiser step per loss, in order
+	var rows []Row
+	for _, l := range losses {
+		norm := 0.0
+		for _, g := range l.grad {
+			for _, v := range g {
+				norm += v * v
+			}
+		}
+		norm = math.Sqrt(norm)
+		if math.IsNaN(norm) || math.IsInf(norm, 0) {
+			return nil, nil, nil, &DivergenceError{Position: t.pos, Step: cfg.Steps, What: "the " + l.name + " gradient"}
+		}
+		t.qAdam.Step(t.nn.Q.Params(), l.grad[:t.nq])
+		t.dAdam.Step(t.nn.D.Params(), l.grad[t.nq:])
+		rows = append(rows, Row{Epoch: t.pos.Epoch + 1, Unroll: t.pos.Unroll, Loss: l.name,
+			Energy: l.energy / float64(max(l.nSamples, 1)), GradNorm: norm, Seconds: t.seconds + time.Since(start).Seconds()})
+		out.adj = append(out.adj, l.adj)
+		out.grads = append(out.grads, l.grad)
+	}
+	if err := t.sync(); err != nil {
+		return nil, nil, nil, err
+	}
+	if t.record != nil {
+		t.record(out)
+	}
+	return rows, theta, p, nil
+}
+
+// lossState is one loss during an unroll.
+type lossState struct {
+	name     string
+	times    map[int]bool
+	adj      map[int][]float64 // ∂L/∂θ_j, coordinate-major
+	grad     [][]float64       // ∂L/∂φ, per parameter tensor
+	energy   float64
+	nSamples int
+}
+
+// hasTime reports whether the loss looks at a state in (a, b].
+func (l *lossState) hasTime(a, b int) bool {
+	for j := a + 1; j <= b; j++ {
+		if l.times[j] {
+			return true
+		}
+	}
+	return false
+}
