@@ -92,7 +92,7 @@ func (c *InChain) validate(k int) error {
 		return fmt.Errorf("in-chain loss: thinning %d and burn-in %d must be positive and non-negative", c.Thin, c.Burn)
 	case !(c.Lambda > 0):
 		return fmt.Errorf("in-chain loss: Stein λ must be positive, got %v", c.Lambda)
-	case c.FirstChain[0] < 0 || c.FirstChain[1] < c.FirstChain[0] || c.FirstChain[0] >= k:
+	case c.FirstChain[0] < 0 || c.FirstChain[1] < c.FirstChain[0] || c.FirstChain[1] >= k:
 		return fmt.Errorf("in-chain loss: first chain range %v is not within 0..%d", c.FirstChain, k-1)
 	case c.Stride[0] < 1 || c.Stride[1] < c.Stride[0]:
 		return fmt.Errorf("in-chain loss: stride range %v must be positive", c.Stride)

@@ -1,0 +1,242 @@
+// Command figures draws the experiments' figures from the outputs of
+// cmd/sample and cmd/train, each as PNG and SVG:
+//
+//	figures curves -metric kl -out FIG NAME=RUNDIR ...
+//	    one curve per run of a metric from RUNDIR/metrics.csv against steps
+//	figures trajectories -task gaussian2d -out FIG NAME=RUNDIR ...
+//	    the path of chain 0 from RUNDIR/trace.csv on the target's contours
+//	figures nets -meta sampler.json -out DIR
+//	    contour plots of a trained sampler's f_Q and f_D over their inputs
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/plot"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
+)
+
+func main() { cli.Exit("figures", run(context.Background(), os.Args[1:])) }
+
+func run(_ context.Context, args []string) error {
+	if len(args) == 0 {
+		return cli.Usagef("want a figure: curves, trajectories or nets")
+	}
+	switch args[0] {
+	case "curves":
+		return curves(args[1:])
+	case "trajectories":
+		return trajectories(args[1:])
+	case "nets":
+		return nets(args[1:])
+	}
+	return cli.Usagef("unknown figure %q (want curves, trajectories or nets)", args[0])
+}
+
+// runs parses NAME=DIR arguments.
+func runs(args []string) ([][2]string, error) {
+	if len(args) == 0 {
+		return nil, cli.Usagef("no runs given (want NAME=DIR arguments)")
+	}
+	var rs [][2]string
+	for _, a := range args {
+		name, dir, ok := strings.Cut(a, "=")
+		if !ok || name == "" || dir == "" {
+			return nil, cli.Usagef("argument %q is not NAME=DIR", a)
+		}
+		rs = append(rs, [2]string{name, dir})
+	}
+	return rs, nil
+}
+
+// readCSV reads a CSV file with a header into its columns by name.
+func readCSV(path string) (map[string][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, cli.Usagef("cannot read %v", err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, cli.Usagef("%s is not a CSV file: %v", path, err)
+	}
+	if len(recs) < 2 {
+		return nil, cli.Usagef("%s has no rows", path)
+	}
+	cols := map[string][]string{}
+	for _, r := range recs[1:] {
+		for j, name := range recs[0] {
+			cols[name] = append(cols[name], r[j])
+		}
+	}
+	return cols, nil
+}
+
+func floats(path, col string, s []string) ([]float64, error) {
+	x := make([]float64, len(s))
+	for i, v := range s {
+		var err error
+		if x[i], err = strconv.ParseFloat(v, 64); err != nil {
+			return nil, cli.Usagef("%s: column %s row %d: %v", path, col, i+1, err)
+		}
+	}
+	return x, nil
+}
+
+func curves(args []string) error {
+	fs := pflag.NewFlagSet("figures curves", pflag.ContinueOnError)
+	metric := fs.String("metric", "kl", "metric column of metrics.csv")
+	out := fs.String("out", "", "figure path without extension (required)")
+	title := fs.String("title", "", "figure title")
+	logY := fs.Bool("log", true, "logarithmic y axis")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return cli.Usagef("--out is required")
+	}
+	rs, err := runs(fs.Args())
+	if err != nil {
+		return err
+	}
+	var series []plot.Series
+	for _, r := range rs {
+		path := filepath.Join(r[1], "metrics.csv")
+		cols, err := readCSV(path)
+		if err != nil {
+			return err
+		}
+		if cols[*metric] == nil {
+			return cli.Usagef("%s has no column %q", path, *metric)
+		}
+		x, err := floats(path, "step", cols["step"])
+		if err != nil {
+			return err
+		}
+		y, err := floats(path, *metric, cols[*metric])
+		if err != nil {
+			return err
+		}
+		series = append(series, plot.Series{Name: r[0], X: x, Y: y})
+	}
+	return plot.Lines(*out, *title, "step", *metric, *logY, series...)
+}
+
+func trajectories(args []string) error {
+	fs := pflag.NewFlagSet("figures trajectories", pflag.ContinueOnError)
+	task := fs.String("task", "gaussian2d", "the 2-D Gaussian task the runs sampled")
+	out := fs.String("out", "", "figure path without extension (required)")
+	title := fs.String("title", "", "figure title")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return cli.Usagef("--out is required")
+	}
+	rs, err := runs(fs.Args())
+	if err != nil {
+		return err
+	}
+	t, err := catalog.New(*task, catalog.DefaultOptions)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	g, ok := t.Energy.(*gaussian.Gaussian)
+	if !ok || g.Dim() != 2 {
+		return cli.Usagef("task %q is not a 2-D Gaussian", *task)
+	}
+	var panels []plot.Panel
+	for _, r := range rs {
+		path := filepath.Join(r[1], "trace.csv")
+		cols, err := readCSV(path)
+		if err != nil {
+			return err
+		}
+		var p plot.Panel
+		p.Title = r[0]
+		for i, c := range cols["chain"] {
+			if c != "0" {
+				continue
+			}
+			x, err1 := strconv.ParseFloat(cols["theta_0"][i], 64)
+			y, err2 := strconv.ParseFloat(cols["theta_1"][i], 64)
+			if err1 != nil || err2 != nil {
+				return cli.Usagef("%s: row %d is not a 2-D position", path, i+1)
+			}
+			p.X, p.Y = append(p.X, x), append(p.Y, y)
+		}
+		if len(p.X) == 0 {
+			return cli.Usagef("%s has no positions of chain 0 (run cmd/sample with --trace 1)", path)
+		}
+		panels = append(panels, p)
+	}
+	// contours of the density at 1, 2 and 3 standard deviations: U − U_min = r²/2
+	umin := g.Energy(g.Mean())
+	contour := func(x, y float64) float64 { return g.Energy([]float64{x, y}) - umin }
+	return plot.Trajectories(*out, *title, contour, []float64{0.5, 2, 4.5}, panels...)
+}
+
+func nets(args []string) error {
+	fs := pflag.NewFlagSet("figures nets", pflag.ContinueOnError)
+	meta := fs.String("meta", "", "trained sampler file (required)")
+	out := fs.String("out", "", "output directory (required)")
+	uRange := fs.Float64Slice("energy", []float64{0, 60}, "range of the energy input u")
+	pRange := fs.Float64Slice("momentum", []float64{-4, 4}, "range of the momentum input p (before the momentum scale)")
+	gRange := fs.Float64Slice("gradient", []float64{-10, 10}, "range of the gradient input (after its scale)")
+	gFixed := fs.Float64("fixed-gradient", 0, "gradient input for the energy-momentum plot of f_D")
+	uFixed := fs.Float64("fixed-energy", math.NaN(), "energy input for the momentum-gradient plot of f_D (default: the middle of --energy)")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if *meta == "" || *out == "" {
+		return cli.Usagef("--meta and --out are required")
+	}
+	for _, r := range [][]float64{*uRange, *pRange, *gRange} {
+		if len(r) != 2 || !(r[0] < r[1]) {
+			return cli.Usagef("a range must be two increasing numbers, got %v", r)
+		}
+	}
+	f, err := samplers.ReadSamplerFile(*meta)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	cfg := f.Config
+	if math.IsNaN(*uFixed) {
+		*uFixed = ((*uRange)[0] + (*uRange)[1]) / 2
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	one := func(w interface{ Eval(x, out []float64) }, x ...float64) float64 {
+		y := make([]float64, 1)
+		w.Eval(x, y)
+		return y[0]
+	}
+	m := cfg.MomentumScale
+	fq := func(u, p float64) float64 { return one(cfg.Q, u, m*p) }
+	fdUP := func(u, p float64) float64 { return cfg.DScale * math.Abs(one(cfg.D, u, m*p, *gFixed)) }
+	fdPG := func(p, g float64) float64 { return cfg.DScale * math.Abs(one(cfg.D, *uFixed, m*p, g)) }
+	const n = 60
+	u, p, g := *uRange, *pRange, *gRange
+	if err := plot.Contour(filepath.Join(*out, "f_q"), "f_Q(u, p)", "energy input u", "momentum p", fq, u[0], u[1], p[0], p[1], n); err != nil {
+		return err
+	}
+	if err := plot.Contour(filepath.Join(*out, "f_d_energy_momentum"), fmt.Sprintf("%g·|f_D(u, p, g = %g)|", cfg.DScale, *gFixed),
+		"energy input u", "momentum p", fdUP, u[0], u[1], p[0], p[1], n); err != nil {
+		return err
+	}
+	return plot.Contour(filepath.Join(*out, "f_d_momentum_gradient"), fmt.Sprintf("%g·|f_D(u = %g, p, g)|", cfg.DScale, *uFixed),
+		"momentum p", "gradient input g", fdPG, p[0], p[1], g[0], g[1], n)
+}

@@ -1,0 +1,270 @@
+// Command train meta-trains NNSGHMC's networks on a task.
+//
+//	go run ./cmd/train -task gaussian10 -out DIR
+//
+// It writes into --out: train.csv (one row per optimiser step),
+// checkpoint.json (after every epoch), sampler.json (the trained sampler, at
+// the end; run it with `sample --meta DIR/sampler.json`), train.png/.svg
+// (the loss's energy term and gradient norm against steps) and config.json
+// (the resolved flags and training settings). `--resume DIR` continues an
+// interrupted run and gives the same result as an uninterrupted one; Ctrl-C
+// writes a checkpoint and exits.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/pflag"
+
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/plot"
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/train"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	err := run(ctx, os.Args[1:])
+	if errors.Is(err, train.ErrInterrupted) {
+		fmt.Fprintln(os.Stderr, "train: interrupted:", err)
+		os.Exit(130)
+	}
+	cli.Exit("train", err)
+}
+
+type options struct {
+	task, out, resume         string
+	epochs, chains, subEpochs int
+	steps, window             int
+	stepSize, lr              float64
+	seed                      uint64
+	quiet                     bool
+	target                    catalog.Options
+}
+
+func run(ctx context.Context, args []string) error {
+	fs := pflag.NewFlagSet("train", pflag.ContinueOnError)
+	var o options
+	fs.StringVar(&o.task, "task", "gaussian10", "task to train on: one with a training set-up among "+fmt.Sprint(catalog.Names()))
+	fs.StringVar(&o.out, "out", "", "output directory (required unless --resume)")
+	fs.StringVar(&o.resume, "resume", "", "continue the run whose checkpoint is in DIR (outputs go there too)")
+	fs.IntVar(&o.epochs, "epochs", 0, "number of epochs (default: the task's)")
+	fs.IntVar(&o.subEpochs, "sub-epochs", -1, "continuation unrolls per epoch after the fresh one (default: the task's)")
+	fs.IntVar(&o.chains, "chains", 0, "number of parallel chains (default: the task's)")
+	fs.IntVar(&o.steps, "steps", 0, "steps per unroll (default: the task's)")
+	fs.IntVar(&o.window, "window", 0, "truncated back-propagation window in steps (default: the task's)")
+	fs.Float64Var(&o.stepSize, "step-size", 0, "step size η of the unrolled sampler (default: the task's)")
+	fs.Float64Var(&o.lr, "lr", 0, "Adam learning rate of both networks (default: the task's)")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	fs.Uint64Var(&o.target.TargetSeed, "target-seed", catalog.DefaultOptions.TargetSeed, "seed of generated targets (the toy covariances)")
+	fs.Float64Var(&o.target.TargetScale, "target-scale", catalog.DefaultOptions.TargetScale, "scale s of the 20-D Gaussian's L = s·N(0,1)")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("unexpected arguments %q", fs.Args())
+	}
+	if o.resume != "" {
+		if fs.Changed("out") && o.out != o.resume {
+			return cli.Usagef("--resume writes into the run's own directory; drop --out")
+		}
+		o.out = o.resume
+	}
+	if o.out == "" {
+		return cli.Usagef("--out DIR is required")
+	}
+	task, err := catalog.New(o.task, o.target)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	if task.Training == nil {
+		return cli.Usagef("task %q has no meta-training set-up", o.task)
+	}
+	cfg, nn, err := o.settings(fs, task)
+	if err != nil {
+		return err
+	}
+
+	prob, err := problem(task, cfg.Chains)
+	if err != nil {
+		return err
+	}
+	nn.RandomNets(task.Training.QHidden, task.Training.DHidden, rand.New(rand.NewPCG(o.seed, 0x6e657473))) // "nets"
+	tr, err := train.New(cfg, prob, nn, o.seed)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	checkpoint := filepath.Join(o.out, "checkpoint.json")
+	if o.resume != "" {
+		cp, err := train.ReadCheckpoint(checkpoint)
+		if err != nil {
+			return cli.Usagef("%v", err)
+		}
+		if err := tr.Restore(cp); err != nil {
+			return cli.Usagef("cannot resume %s: %v (give the same flags as the interrupted run)", o.resume, err)
+		}
+	} else if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	if err := cli.WriteJSON(filepath.Join(o.out, "config.json"), map[string]any{"flags": cli.Resolved(fs), "training": cfg, "sampler": nn}); err != nil {
+		return err
+	}
+
+	writeCheckpoint := func() error {
+		cp, err := tr.Checkpoint()
+		if err != nil {
+			return err
+		}
+		return cli.WriteFile(checkpoint, cp.Encode)
+	}
+	bar := cli.NewProgress(tr.Unrolls(), "train "+o.task, o.quiet, os.Stderr)
+	bar.Add(tr.Completed())
+	err = tr.Run(ctx, func(r train.Row) {
+		bar.Describe(fmt.Sprintf("train %s epoch %d %s energy %.4g", o.task, r.Epoch, r.Loss, r.Energy))
+		if r.Loss == cfgLastLoss(cfg) {
+			bar.Add(1)
+		}
+	}, func() error {
+		if err := writeCheckpoint(); err != nil {
+			return err
+		}
+		return writeRows(o.out, tr.Rows())
+	})
+	bar.Finish()
+	switch {
+	case errors.Is(err, train.ErrInterrupted):
+		if werr := writeCheckpoint(); werr != nil {
+			return werr
+		}
+		if werr := writeRows(o.out, tr.Rows()); werr != nil {
+			return werr
+		}
+		return fmt.Errorf("%w: checkpoint written to %s; continue with --resume %s and the same flags", err, checkpoint, o.out)
+	case err != nil:
+		var de *train.DivergenceError
+		if errors.As(err, &de) {
+			return fmt.Errorf("%v; the last good checkpoint is %s", err, checkpoint)
+		}
+		return err
+	}
+	if err := writeRows(o.out, tr.Rows()); err != nil {
+		return err
+	}
+	trained := tr.Networks()
+	trained.TrainDim = task.Energy.Dim()
+	info := map[string]any{
+		"task": o.task, "seed": o.seed, "epochs": cfg.Epochs, "sub_epochs": cfg.SubEpochs, "chains": cfg.Chains,
+		"steps": cfg.Steps, "window": cfg.Window, "train_step_size": trained.StepSize, "train_dim": trained.TrainDim,
+	}
+	f := samplers.NewSamplerFile(trained, info)
+	return cli.WriteFile(filepath.Join(o.out, "sampler.json"), f.Encode)
+}
+
+// cfgLastLoss names the loss whose row ends an unroll.
+func cfgLastLoss(cfg train.Config) string {
+	if cfg.InChain != nil {
+		return "in-chain"
+	}
+	return "cross-chain"
+}
+
+// settings resolves the task's training set-up with the flags.
+func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config, samplers.NNConfig, error) {
+	t := task.Training
+	cfg := t.Config
+	if t.Config.Cross != nil {
+		c := *t.Config.Cross
+		cfg.Cross = &c
+	}
+	if t.Config.InChain != nil {
+		c := *t.Config.InChain
+		cfg.InChain = &c
+	}
+	nn := t.NN
+	nn.StepSize = t.StepSize
+	for _, f := range []struct {
+		name string
+		set  func()
+		ok   bool
+	}{
+		{"epochs", func() { cfg.Epochs = o.epochs }, o.epochs > 0},
+		{"sub-epochs", func() { cfg.SubEpochs = o.subEpochs }, o.subEpochs >= 0},
+		{"chains", func() { cfg.Chains = o.chains }, o.chains > 1},
+		{"steps", func() { cfg.Steps = o.steps }, o.steps > 0},
+		{"window", func() { cfg.Window = o.window }, o.window > 0},
+		{"step-size", func() { nn.StepSize = o.stepSize }, o.stepSize > 0},
+		{"lr", func() { cfg.QAdam.LR, cfg.DAdam.LR = o.lr, o.lr }, o.lr > 0},
+	} {
+		if fs.Changed(f.name) {
+			if !f.ok {
+				return cfg, nn, cli.Usagef("--%s: invalid value %s", f.name, fs.Lookup(f.name).Value)
+			}
+			f.set()
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, nn, cli.Usagef("%v", err)
+	}
+	return cfg, nn, nil
+}
+
+// problem compiles the task's energy for k chains: the sampler's target
+// (with the task's gradient noise) and the losses' target.
+func problem(task *catalog.Task, k int) (train.Problem, error) {
+	ev, err := tasks.Compile(task.Energy, k, graph.Float64)
+	if err != nil {
+		return train.Problem{}, err
+	}
+	p := train.Problem{Target: ev, Init: task.Init}
+	if task.Noise > 0 {
+		p.Target = tasks.GradientNoise{Target: ev, Sigma: task.Noise}
+		if task.Training.CleanLoss {
+			p.LossTarget = ev
+		}
+	}
+	return p, nil
+}
+
+// writeRows writes train.csv and its figure.
+func writeRows(dir string, rows []train.Row) error {
+	header := []string{"epoch", "unroll", "loss", "energy", "grad_norm", "seconds"}
+	var out [][]string
+	series := map[string]*[2]plot.Series{}
+	var order []string
+	for i, r := range rows {
+		out = append(out, []string{strconv.Itoa(r.Epoch), strconv.Itoa(r.Unroll), r.Loss,
+			cli.FormatFloat(r.Energy), cli.FormatFloat(r.GradNorm), cli.FormatFloat(r.Seconds)})
+		s, ok := series[r.Loss]
+		if !ok {
+			s = &[2]plot.Series{{Name: r.Loss + " energy"}, {Name: r.Loss + " gradient norm"}}
+			series[r.Loss] = s
+			order = append(order, r.Loss)
+		}
+		x := float64(i + 1)
+		s[0].X, s[0].Y = append(s[0].X, x), append(s[0].Y, r.Energy)
+		s[1].X, s[1].Y = append(s[1].X, x), append(s[1].Y, r.GradNorm)
+	}
+	if err := cli.WriteCSV(filepath.Join(dir, "train.csv"), header, out); err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	var ss []plot.Series
+	for _, name := range order {
+		ss = append(ss, series[name][0], series[name][1])
+	}
+	return plot.Lines(filepath.Join(dir, "train"), "meta-training", "optimiser step", "value", true, ss...)
+}
