@@ -20,10 +20,10 @@ type Chunked struct {
 }
 
 type chunkProgram struct {
-	rows          int
-	in, out, sum  G.Nodes
-	prog          *Program
-	sumBuf        []float64
+	rows         int
+	in, out, sum G.Nodes
+	prog         *Program
+	sumBuf       []float64
 }
 
 // NewChunked compiles build for blocks of min(chunk, n) rows (and the

@@ -211,33 +211,13 @@ func (m *CoordMLP) Sync() error {
 }
 
 // Forward applies the network to every row of x, shape (n, in), and returns
-// the (n) vector of outputs.
+// the (n) vector of outputs, as one fused op whose derivatives of first and
+// second order are fused ops too (see mlpOp).
 func (m *CoordMLP) Forward(x *G.Node) (*G.Node, error) {
 	s := x.Shape()
 	if len(s) != 2 || s[1] != m.Weights.Inputs {
 		return nil, fmt.Errorf("CoordMLP.Forward: input shape %v, want (n, %d)", s, m.Weights.Inputs)
 	}
-	h := x
-	for l := range m.W {
-		z, err := G.Mul(h, m.W[l])
-		if err != nil {
-			return nil, err
-		}
-		if z, err = G.BroadcastAdd(z, m.B[l], nil, []byte{0}); err != nil {
-			return nil, err
-		}
-		if l+1 < len(m.W) {
-			if m.Weights.Activation == Tanh {
-				if z, err = G.Tanh(z); err != nil {
-					return nil, err
-				}
-			} else {
-				if z, err = G.Rectify(z); err != nil {
-					return nil, err
-				}
-			}
-		}
-		h = z
-	}
-	return G.Reshape(h, tensor.Shape{s[0]})
+	op := mlpOp{kind: mlpValue, sizes: m.Weights.sizes(), act: m.Weights.Activation}
+	return G.ApplyOp(op, append(G.Nodes{x}, m.Params()...)...)
 }

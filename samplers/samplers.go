@@ -44,14 +44,20 @@ type Kernel interface {
 	Step(rng *rand.Rand, s *State) error
 }
 
-// DivergenceError reports a chain whose state or energy became non-finite.
+// Runaway is the magnitude beyond which a position or momentum counts as
+// diverged: no posterior this library samples lives there, and a chain that
+// grows geometrically passes it well before it overflows to Inf.
+const Runaway = 1e30
+
+// DivergenceError reports a chain whose state or energy became non-finite,
+// or whose position or momentum exceeded Runaway in magnitude.
 type DivergenceError struct {
 	Step, Chain int
 	What        string // "position", "momentum" or "energy"
 }
 
 func (e *DivergenceError) Error() string {
-	return fmt.Sprintf("chain %d diverged at step %d: its %s is not finite (try a smaller step size)", e.Chain, e.Step, e.What)
+	return fmt.Sprintf("chain %d diverged at step %d: its %s is not finite or beyond ±%g (try a smaller step size)", e.Chain, e.Step, e.What, Runaway)
 }
 
 // ErrDiverged matches any *DivergenceError with errors.Is.
@@ -120,19 +126,20 @@ func (b base) evaluate(rng *rand.Rand, s *State) error {
 	return nil
 }
 
-// check returns a DivergenceError if a position or momentum is not finite.
+// check returns a DivergenceError if a position or momentum is not finite
+// or runs away.
 func (b base) check(s *State, stepped bool) error {
 	step := s.Steps
 	if stepped {
 		step--
 	}
 	for i, x := range s.Theta {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
+		if !(math.Abs(x) <= Runaway) {
 			return &DivergenceError{Step: step, Chain: i % b.k, What: "position"}
 		}
 	}
 	for i, x := range s.P {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
+		if !(math.Abs(x) <= Runaway) {
 			return &DivergenceError{Step: step, Chain: i % b.k, What: "momentum"}
 		}
 	}
@@ -154,3 +161,13 @@ func nonNegative(name string, v float64) error {
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf("samplers: "+format, args...) }
+
+// Bounded reports whether every entry of x is finite and within ±Runaway.
+func Bounded(x []float64) bool {
+	for _, v := range x {
+		if !(math.Abs(v) <= Runaway) {
+			return false
+		}
+	}
+	return true
+}

@@ -359,7 +359,7 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			if err := t.fwd.Run([][]float64{rec.theta, rec.p, rec.u, rec.du, rec.gfeat, rec.grad, rec.noise}, [][]float64{theta, p}, nil); err != nil {
 				return nil, nil, nil, err
 			}
-			if !tasks.Finite(theta) || !tasks.Finite(p) {
+			if !samplers.Bounded(theta) || !samplers.Bounded(p) {
 				return nil, nil, nil, &DivergenceError{Position: t.pos, Step: s + 1, What: "the chains' state"}
 			}
 			w.recs = append(w.recs, rec)

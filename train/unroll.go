@@ -1,8 +1,8 @@
 package train
 
 import (
-	G "gorgonia.org/gorgonia"
 	"gonum.org/v1/gonum/mat"
+	G "gorgonia.org/gorgonia"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"

@@ -1,0 +1,137 @@
+package graph
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// primitiveForward is the per-coordinate MLP built from Gorgonia's own
+// primitives: the oracle for the fused ops.
+func primitiveForward(m *CoordMLP, x *G.Node) *G.Node {
+	h := x
+	for l := range m.W {
+		z := G.Must(G.BroadcastAdd(G.Must(G.Mul(h, m.W[l])), m.B[l], nil, []byte{0}))
+		if l+1 < len(m.W) {
+			if m.Weights.Activation == Tanh {
+				z = G.Must(G.Tanh(z))
+			} else {
+				z = G.Must(G.Rectify(z))
+			}
+		}
+		h = z
+	}
+	return G.Must(G.Reshape(h, tensor.Shape{x.Shape()[0]}))
+}
+
+// mlpCosts builds, for a network applied to X, a scalar cost that uses the
+// network's value and its input-gradient in a state-dependent way, as
+// NNSGHMC's step does: c = Σ w1·f + Σ w2·(∂f/∂x)∘(f² · column weights),
+// and its gradients w.r.t. X and every weight.
+func mlpCosts(t *testing.T, fused bool, act Activation, hidden []int) (vals [][]float64) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	w := NewMLPWeights(3, hidden, act, rng)
+	const n = 9
+	g := G.NewGraph()
+	m, err := NewCoordMLP(g, Float64, "f", w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := Input(g, Float64, "x", n, 3)
+	xs := make([]float64, n*3)
+	for i := range xs {
+		xs[i] = rng.NormFloat64()
+	}
+	SetValue(x, xs)
+	var f *G.Node
+	if fused {
+		f = G.Must(m.Forward(x))
+	} else {
+		f = primitiveForward(m, x)
+	}
+	w1 := Constant(g, Float64, "w1", []float64{1, -2, 0.5, 3, 1, 1, -1, 2, 0.3}, n)
+	// ∂(Σ f²·w1)/∂x: the input gradient with a value-dependent upstream
+	dfxs, err := Grad(G.Must(G.Sum(G.Must(G.HadamardProd(G.Must(G.Square(f)), w1)))), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dfx := dfxs[0]
+	colw := Constant(g, Float64, "colw", []float64{0.7, -1.1, 0.4}, 1, 3)
+	inner := G.Must(G.BroadcastHadamardProd(dfx, colw, nil, []byte{0}))
+	cost := G.Must(G.Add(G.Must(G.Sum(G.Must(G.HadamardProd(f, w1)))), G.Must(G.Sum(G.Must(G.Square(inner))))))
+	grads, err := Grad(cost, append(G.Nodes{x}, m.Params()...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compile(append(G.Nodes{f, dfx, cost}, grads...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, nd := range append(G.Nodes{f, dfx, cost}, grads...) {
+		v, err := Value(nd, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals = append(vals, v)
+	}
+	// finite differences of the cost w.r.t. the weights (second order in the
+	// network through dfx)
+	eval := func() (float64, error) {
+		if err := m.Sync(); err != nil {
+			return 0, err
+		}
+		err := p.Run()
+		v, _ := Value(cost, nil)
+		return v[0], err
+	}
+	params := w.Params()
+	res, err := CheckGradient(eval, append([][]float64{Data(x)}, params...), vals[3:], 1e-6, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Worst > 1e-6 {
+		t.Errorf("fused %v %s %v: gradient of a cost with second-order terms: %v", fused, act, hidden, res)
+	}
+	return vals
+}
+
+// TestFusedMLPMatchesPrimitives compares the fused MLP ops with the same
+// network built from Gorgonia's primitives, through first and second
+// derivatives, and both with finite differences, for ReLU and tanh networks
+// of one and two hidden layers.
+func TestFusedMLPMatchesPrimitives(t *testing.T) {
+	for _, act := range []Activation{ReLU, Tanh} {
+		for _, hidden := range [][]int{{5}, {4, 3}} {
+			fused := mlpCosts(t, true, act, hidden)
+			prim := mlpCosts(t, false, act, hidden)
+			for j := range fused {
+				for i := range fused[j] {
+					if math.Abs(fused[j][i]-prim[j][i]) > 1e-12*(1+math.Abs(prim[j][i])) {
+						t.Fatalf("%s %v: output %d entry %d: fused %v, primitives %v", act, hidden, j, i, fused[j][i], prim[j][i])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestFusedMLPThirdDerivativeIsAnError(t *testing.T) {
+	g := G.NewGraph()
+	m, _ := NewCoordMLP(g, Float64, "f", NewMLPWeights(2, []int{3}, Tanh, rand.New(rand.NewPCG(1, 1))))
+	x := Input(g, Float64, "x", 4, 2)
+	f := G.Must(m.Forward(x))
+	d1s, err := Grad(G.Must(G.Sum(f)), m.Params()[0]) // mlpParamGrad
+	if err != nil {
+		t.Fatal(err)
+	}
+	d1 := d1s[0]
+	if _, err := Grad(G.Must(G.Sum(G.Must(G.Square(d1)))), m.Params()[0]); err == nil {
+		t.Error("differentiating a parameter gradient again should be an error")
+	}
+}
