@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/chewxy/hm"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -22,18 +24,18 @@ import (
 // derivative is again one of these ops, so Gorgonia's autodiff composes them
 // to any order the sampler needs:
 //
-//	mlpValue(X, θ)           = f(x_i)                       (n)
-//	mlpInputGrad(X, θ, g)    = g_i·∇ₓf(x_i)                 (n, in)
-//	mlpParamGrad_l(X, θ, g)  = Σ_i g_i·∂f(x_i)/∂θ_l          (shape of θ_l)
-//	mlpJVP(X, θ, H)          = ∇ₓf(x_i)·H_i                 (n)
-//	mlpInputHVP(X, θ, g, H)  = g_i·∇ₓ²f(x_i)·H_i            (n, in)
-//	mlpMixed_l(X, θ, g, H)   = Σ_i g_i·∂(∇ₓf(x_i)·H_i)/∂θ_l  (shape of θ_l)
+//	mlpValue(X, θ)          = f(x_i)                       (n)
+//	mlpInputGrad(X, θ, g)   = g_i·∇ₓf(x_i)                 (n, in)
+//	mlpParamGrad(X, θ, g)   = Σ_i g_i·∂f(x_i)/∂θ            (all parameters, flat)
+//	mlpJVP(X, θ, H)         = ∇ₓf(x_i)·H_i                 (n)
+//	mlpInputHVP(X, θ, g, H) = g_i·∇ₓ²f(x_i)·H_i            (n, in)
+//	mlpMixed(X, θ, g, H)    = Σ_i g_i·∂(∇ₓf(x_i)·H_i)/∂θ    (all parameters, flat)
 //
-// with derivatives
+// with derivatives (θ_l is a slice of the flat parameter gradient)
 //
-//	mlpValue:     dX = mlpInputGrad(g),  dθ_l = mlpParamGrad_l(g)
-//	mlpInputGrad: dX = mlpInputHVP(g, U), dθ_l = mlpMixed_l(g, U), dg = mlpJVP(U)
-//	mlpJVP:       dX = mlpInputHVP(u, H), dθ_l = mlpMixed_l(u, H), dH = mlpInputGrad(u)
+//	mlpValue:     dX = mlpInputGrad(g),  dθ_l = mlpParamGrad(g)_l
+//	mlpInputGrad: dX = mlpInputHVP(g, U), dθ_l = mlpMixed(g, U)_l, dg = mlpJVP(U)
+//	mlpJVP:       dX = mlpInputHVP(u, H), dθ_l = mlpMixed(u, H)_l, dH = mlpInputGrad(u)
 //
 // (U and u are the upstream gradients). The third derivatives — of
 // mlpParamGrad, mlpInputHVP and mlpMixed — are not implemented and make
@@ -42,7 +44,6 @@ type mlpOp struct {
 	kind  mlpKind
 	sizes []int // in, hidden…, 1
 	act   Activation
-	param int // mlpParamGrad, mlpMixed: index into W0, B0, W1, B1, …
 }
 
 type mlpKind int
@@ -84,10 +85,10 @@ func (op mlpOp) paramShape(j int) []int {
 
 func (op mlpOp) outDims() int {
 	switch op.kind {
-	case mlpValue, mlpJVP:
-		return 1
+	case mlpInputGrad, mlpInputHVP:
+		return 2
 	}
-	return 2
+	return 1
 }
 
 func (op mlpOp) Type() hm.Type {
@@ -136,7 +137,27 @@ func (op mlpOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	case mlpInputGrad, mlpInputHVP:
 		return tensor.Shape{n, op.sizes[0]}, nil
 	}
-	return tensor.Shape(op.paramShape(op.param)), nil
+	return tensor.Shape{op.numParams()}, nil
+}
+
+// numParams is the number of weights and biases.
+func (op mlpOp) numParams() int {
+	n := 0
+	for l := 0; l < op.layers(); l++ {
+		n += (op.sizes[l] + 1) * op.sizes[l+1]
+	}
+	return n
+}
+
+// paramOffset is the offset of parameter j (W_l for even j, B_l for odd) in
+// the flat parameter gradient.
+func (op mlpOp) paramOffset(j int) int {
+	off := 0
+	for i := 0; i < j; i++ {
+		s := op.paramShape(i)
+		off += s[0] * s[1]
+	}
+	return off
 }
 
 func (op mlpOp) ReturnsPtr() bool     { return false }
@@ -152,11 +173,7 @@ func (op mlpOp) Hashcode() uint32 {
 }
 
 func (op mlpOp) String() string {
-	s := fmt.Sprintf("%s%v(%s)", mlpKindNames[op.kind], op.sizes, op.act)
-	if op.kind == mlpParamGrad || op.kind == mlpMixed {
-		s += fmt.Sprintf("[%d]", op.param)
-	}
-	return s
+	return fmt.Sprintf("%s%v(%s)", mlpKindNames[op.kind], op.sizes, op.act)
 }
 
 func (op mlpOp) DiffWRT(n int) []bool {
@@ -167,8 +184,29 @@ func (op mlpOp) DiffWRT(n int) []bool {
 	return d
 }
 
-func (op mlpOp) with(kind mlpKind, param int) mlpOp {
-	return mlpOp{kind: kind, sizes: op.sizes, act: op.act, param: param}
+func (op mlpOp) with(kind mlpKind) mlpOp { return mlpOp{kind: kind, sizes: op.sizes, act: op.act} }
+
+// paramGrads applies a flat parameter-gradient op and splits its result
+// into the parameters' shapes.
+func (op mlpOp) paramGrads(inputs G.Nodes, extra ...*G.Node) (G.Nodes, error) {
+	all, err := op.apply(inputs, extra...)
+	if err != nil {
+		return nil, err
+	}
+	var ds G.Nodes
+	for j := 0; j < 2*op.layers(); j++ {
+		s := op.paramShape(j)
+		off := op.paramOffset(j)
+		d, err := Slice(all, 0, off, off+s[0]*s[1])
+		if err != nil {
+			return nil, err
+		}
+		if d, err = Reshape(d, s...); err != nil {
+			return nil, err
+		}
+		ds = append(ds, d)
+	}
+	return ds, nil
 }
 
 // apply applies a derivative op to X, the parameters and extra inputs.
@@ -183,14 +221,14 @@ func (op mlpOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	var err error
 	switch op.kind {
 	case mlpValue:
-		if ds[0], err = op.with(mlpInputGrad, 0).apply(inputs, grad); err != nil {
+		if ds[0], err = op.with(mlpInputGrad).apply(inputs, grad); err != nil {
 			return nil, err
 		}
-		for j := 0; j < np; j++ {
-			if ds[1+j], err = op.with(mlpParamGrad, j).apply(inputs, grad); err != nil {
-				return nil, err
-			}
+		ps, err := op.with(mlpParamGrad).paramGrads(inputs, grad)
+		if err != nil {
+			return nil, err
 		}
+		copy(ds[1:], ps)
 	case mlpInputGrad, mlpJVP:
 		// mlpInputGrad(g) is linear in g; mlpJVP(H) is linear in H. Both are
 		// ⟨g_i, ∇ₓf(x_i)·H_i⟩ seen from either side.
@@ -198,18 +236,18 @@ func (op mlpOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 		if op.kind == mlpJVP {
 			g, h = grad, inputs[1+np]
 		}
-		if ds[0], err = op.with(mlpInputHVP, 0).apply(inputs, g, h); err != nil {
+		if ds[0], err = op.with(mlpInputHVP).apply(inputs, g, h); err != nil {
 			return nil, err
 		}
-		for j := 0; j < np; j++ {
-			if ds[1+j], err = op.with(mlpMixed, j).apply(inputs, g, h); err != nil {
-				return nil, err
-			}
+		ps, err := op.with(mlpMixed).paramGrads(inputs, g, h)
+		if err != nil {
+			return nil, err
 		}
+		copy(ds[1:], ps)
 		if op.kind == mlpInputGrad {
-			ds[1+np], err = op.with(mlpJVP, 0).apply(inputs, h)
+			ds[1+np], err = op.with(mlpJVP).apply(inputs, h)
 		} else {
-			ds[1+np], err = op.with(mlpInputGrad, 0).apply(inputs, g)
+			ds[1+np], err = op.with(mlpInputGrad).apply(inputs, g)
 		}
 		if err != nil {
 			return nil, err
@@ -267,6 +305,9 @@ func (op mlpOp) Do(vals ...G.Value) (G.Value, error) {
 	return tensor.New(tensor.WithShape(outShape...), tensor.WithBacking(out)), nil
 }
 
+// mlpBlock is the number of rows a kernel processes at once, with BLAS.
+const mlpBlock = 256
+
 // compute fills out from the inputs' data.
 func (op mlpOp) compute(data [][]float64, out []float64) {
 	in := op.sizes[0]
@@ -283,7 +324,7 @@ func (op mlpOp) compute(data [][]float64, out []float64) {
 		g, h = data[1+np], data[2+np]
 	}
 	reduce := op.kind == mlpParamGrad || op.kind == mlpMixed
-	workers := min(runtime.GOMAXPROCS(0), max(1, n/2048))
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/(8*mlpBlock)))
 	partial := make([][]float64, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -294,33 +335,39 @@ func (op mlpOp) compute(data [][]float64, out []float64) {
 		wg.Add(1)
 		go func(w, lo, hi int) {
 			defer wg.Done()
-			k := newMLPKernel(op, params)
-			for i := lo; i < hi; i++ {
-				x := data[0][i*in : (i+1)*in]
+			k := getMLPKernel(op, params)
+			defer putMLPKernel(k)
+			for b0 := lo; b0 < hi; b0 += mlpBlock {
+				b1 := min(b0+mlpBlock, hi)
+				rows := b1 - b0
+				x := data[0][b0*in : b1*in]
+				var gb, hb []float64
+				if g != nil {
+					gb = g[b0:b1]
+				}
+				if h != nil {
+					hb = h[b0*in : b1*in]
+				}
 				switch op.kind {
 				case mlpValue:
-					out[i] = k.forward(x)
+					k.forward(x, rows)
+					copy(out[b0:b1], k.z[len(k.z)-1][:rows])
 				case mlpInputGrad:
-					k.forward(x)
-					k.reverse(g[i], out[i*in:(i+1)*in], nil, -1)
+					k.forward(x, rows)
+					k.reverse(gb, out[b0*in:b1*in], nil)
 				case mlpParamGrad:
-					k.forward(x)
-					k.reverse(g[i], nil, partial[w], op.param)
+					k.forward(x, rows)
+					k.reverse(gb, nil, partial[w])
 				case mlpJVP:
-					k.forward(x)
-					gx := k.gx
-					k.reverse(1, gx, nil, -1)
-					s := 0.0
-					for c := 0; c < in; c++ {
-						s += gx[c] * h[i*in+c]
-					}
-					out[i] = s
+					// the directional derivative of f along H_i
+					k.tangent(x, hb, rows)
+					copy(out[b0:b1], k.zd[len(k.zd)-1][:rows])
 				case mlpInputHVP:
-					k.tangent(x, h[i*in:(i+1)*in])
-					k.tangentReverse(g[i], out[i*in:(i+1)*in], nil, -1)
+					k.tangent(x, hb, rows)
+					k.tangentReverse(gb, out[b0*in:b1*in], nil)
 				case mlpMixed:
-					k.tangent(x, h[i*in:(i+1)*in])
-					k.tangentReverse(g[i], nil, partial[w], op.param)
+					k.tangent(x, hb, rows)
+					k.tangentReverse(gb, nil, partial[w])
 				}
 			}
 		}(w, lo, hi)
@@ -335,15 +382,39 @@ func (op mlpOp) compute(data [][]float64, out []float64) {
 	}
 }
 
-// mlpKernel evaluates one row at a time in preallocated buffers.
+// mlpKernel evaluates a block of rows at a time in preallocated buffers:
+// per layer l the pre-activations Z_l, activations A_l, their tangents
+// Ż_l, Ȧ_l along a direction H, and the adjoints of all four, each
+// (rows × width_l) row-major.
 type mlpKernel struct {
-	op     mlpOp
-	params [][]float64
-	// per layer l: pre-activation z, activation a, tangents zd, ad, and
-	// their adjoints
+	op               mlpOp
+	params           [][]float64
 	z, a, zd, ad     [][]float64
 	zb, ab, zdb, adb [][]float64
-	x, h, gx         []float64
+	x, h             []float64
+	rows             int
+	off              []int // offsets of the parameters in a flat gradient
+}
+
+// kernels are reused across runs: their buffers are the op's only
+// allocation besides its output.
+var mlpKernels sync.Map // network shape → *sync.Pool of *mlpKernel
+
+func getMLPKernel(op mlpOp, params [][]float64) *mlpKernel {
+	key := fmt.Sprint(op.sizes)
+	p, _ := mlpKernels.LoadOrStore(key, &sync.Pool{})
+	if k, ok := p.(*sync.Pool).Get().(*mlpKernel); ok {
+		k.op, k.params = op, params
+		return k
+	}
+	return newMLPKernel(op, params)
+}
+
+func putMLPKernel(k *mlpKernel) {
+	k.params, k.x, k.h = nil, nil, nil
+	if p, ok := mlpKernels.Load(fmt.Sprint(k.op.sizes)); ok {
+		p.(*sync.Pool).Put(k)
+	}
 }
 
 func newMLPKernel(op mlpOp, params [][]float64) *mlpKernel {
@@ -352,25 +423,25 @@ func newMLPKernel(op mlpOp, params [][]float64) *mlpKernel {
 	mk := func() [][]float64 {
 		v := make([][]float64, L)
 		for l := range v {
-			v[l] = make([]float64, op.sizes[l+1])
+			v[l] = make([]float64, mlpBlock*op.sizes[l+1])
 		}
 		return v
 	}
 	k.z, k.a, k.zd, k.ad = mk(), mk(), mk(), mk()
 	k.zb, k.ab, k.zdb, k.adb = mk(), mk(), mk(), mk()
-	k.gx = make([]float64, op.sizes[0])
+	for j := 0; j < 2*L; j++ {
+		k.off = append(k.off, op.paramOffset(j))
+	}
 	return k
 }
 
-// act, act1, act2 are the activation and its first two derivatives, given
-// the pre-activation z and the activation a.
-func (k *mlpKernel) act(z float64) float64 {
-	if k.op.act == Tanh {
-		return math.Tanh(z)
-	}
-	return math.Max(z, 0)
+// mat views data as a rows × cols matrix.
+func mat(data []float64, rows, cols int) blas64.General {
+	return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: data[:rows*cols]}
 }
 
+// act1 and act2 are the activation's first two derivatives, given the
+// pre-activation z and the activation a.
 func (k *mlpKernel) act1(z, a float64) float64 {
 	if k.op.act == Tanh {
 		return 1 - a*a
@@ -388,7 +459,7 @@ func (k *mlpKernel) act2(z, a float64) float64 {
 	return 0
 }
 
-// input returns the input of layer l: x for l = 0, else a_{l−1}.
+// input returns the input of layer l: X for l = 0, else A_{l−1}.
 func (k *mlpKernel) input(l int) []float64 {
 	if l == 0 {
 		return k.x
@@ -396,163 +467,148 @@ func (k *mlpKernel) input(l int) []float64 {
 	return k.a[l-1]
 }
 
-// forward computes the row's layers and returns f(x).
-func (k *mlpKernel) forward(x []float64) float64 {
-	k.x = x
-	L := k.op.layers()
-	for l := 0; l < L; l++ {
-		W, b := k.params[2*l], k.params[2*l+1]
-		fin, fout := k.op.sizes[l], k.op.sizes[l+1]
-		z, in := k.z[l], k.input(l)
-		copy(z, b)
-		for r := 0; r < fin; r++ {
-			v := in[r]
-			row := W[r*fout : (r+1)*fout]
-			for c, w := range row {
-				z[c] += v * w
-			}
-		}
-		if l < L-1 {
-			for c, v := range z {
-				k.a[l][c] = k.act(v)
-			}
-		}
-	}
-	return k.z[L-1][0]
+// weight returns W_l as a matrix.
+func (k *mlpKernel) weight(l int) blas64.General {
+	return mat(k.params[2*l], k.op.sizes[l], k.op.sizes[l+1])
 }
 
-// reverse back-propagates an upstream gradient gy of f(x) after forward.
-// It writes ∂/∂x into dx (if not nil) and adds ∂/∂θ_param into dp (if not
-// nil; param < 0 for none).
-func (k *mlpKernel) reverse(gy float64, dx, dp []float64, param int) {
+// forward computes the layers of a block: Z_l = A_{l−1}·W_l + b_l.
+func (k *mlpKernel) forward(x []float64, rows int) {
+	k.x, k.rows = x, rows
 	L := k.op.layers()
-	k.zb[L-1][0] = gy
-	for l := L - 1; l >= 0; l-- {
-		W := k.params[2*l]
+	for l := 0; l < L; l++ {
 		fin, fout := k.op.sizes[l], k.op.sizes[l+1]
-		zb, in := k.zb[l], k.input(l)
-		if dp != nil && param/2 == l {
-			if param%2 == 1 {
-				for c, v := range zb {
-					dp[c] += v
+		z := k.z[l][:rows*fout]
+		b := k.params[2*l+1]
+		for r := 0; r < rows; r++ {
+			copy(z[r*fout:(r+1)*fout], b)
+		}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, mat(k.input(l), rows, fin), k.weight(l), 1, mat(z, rows, fout))
+		if l < L-1 {
+			a := k.a[l][:rows*fout]
+			if k.op.act == Tanh {
+				for c, v := range z {
+					a[c] = math.Tanh(v)
 				}
 			} else {
-				for r := 0; r < fin; r++ {
-					for c := 0; c < fout; c++ {
-						dp[r*fout+c] += in[r] * zb[c]
+				for c, v := range z {
+					if v > 0 {
+						a[c] = v
+					} else {
+						a[c] = 0
 					}
 				}
 			}
 		}
-		var ib []float64 // adjoint of the layer's input
-		if l > 0 {
-			ib = k.ab[l-1]
-		} else if dx != nil {
-			ib = dx
-		} else {
-			break
-		}
-		for r := 0; r < fin; r++ {
-			s := 0.0
-			row := W[r*fout : (r+1)*fout]
-			for c, w := range row {
-				s += w * zb[c]
-			}
-			ib[r] = s
-		}
-		if l > 0 {
-			for c := range k.zb[l-1] {
-				k.zb[l-1][c] = ib[c] * k.act1(k.z[l-1][c], k.a[l-1][c])
-			}
+	}
+}
+
+// addParamGrad adds the gradient of layer l's weights and bias from the
+// adjoint zb of Z_l and the layer's input in: dW_l += inᵀ·zb, db_l += Σ_rows zb.
+func (k *mlpKernel) addParamGrad(l int, in, zb, dp []float64) {
+	fin, fout := k.op.sizes[l], k.op.sizes[l+1]
+	rows := k.rows
+	dW := mat(dp[k.off[2*l]:], fin, fout)
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, mat(in, rows, fin), mat(zb, rows, fout), 1, dW)
+	db := dp[k.off[2*l+1] : k.off[2*l+1]+fout]
+	for r := 0; r < rows; r++ {
+		for c, v := range zb[r*fout : (r+1)*fout] {
+			db[c] += v
 		}
 	}
 }
 
-// tangent runs forward and the forward-mode derivative along h.
-func (k *mlpKernel) tangent(x, h []float64) {
-	k.forward(x)
+// back multiplies an adjoint by W_lᵀ: dst = src·W_lᵀ.
+func (k *mlpKernel) back(l int, src, dst []float64) {
+	fin, fout := k.op.sizes[l], k.op.sizes[l+1]
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, mat(src, k.rows, fout), k.weight(l), 0, mat(dst, k.rows, fin))
+}
+
+// reverse back-propagates upstream gradients gy of f over the block after
+// forward. It writes ∂/∂X into dx (if not nil) and adds ∂/∂θ into the flat
+// dp (if not nil).
+func (k *mlpKernel) reverse(gy, dx, dp []float64) {
+	L := k.op.layers()
+	rows := k.rows
+	copy(k.zb[L-1][:rows], gy)
+	for l := L - 1; l >= 0; l-- {
+		fout := k.op.sizes[l+1]
+		zb := k.zb[l][:rows*fout]
+		if dp != nil {
+			k.addParamGrad(l, k.input(l), zb, dp)
+		}
+		if l == 0 {
+			if dx != nil {
+				k.back(0, zb, dx)
+			}
+			break
+		}
+		ab := k.ab[l-1]
+		k.back(l, zb, ab)
+		z, a, zprev := k.z[l-1], k.a[l-1], k.zb[l-1]
+		for c := range zprev[:rows*k.op.sizes[l]] {
+			zprev[c] = ab[c] * k.act1(z[c], a[c])
+		}
+	}
+}
+
+// tangent runs forward and the forward-mode derivative along the block's
+// directions h: Ż_0 = H·W_0, Ȧ_l = act'(Z_l)⊙Ż_l, Ż_l = Ȧ_{l−1}·W_l.
+func (k *mlpKernel) tangent(x, h []float64, rows int) {
+	k.forward(x, rows)
 	k.h = h
 	L := k.op.layers()
 	for l := 0; l < L; l++ {
-		W := k.params[2*l]
 		fin, fout := k.op.sizes[l], k.op.sizes[l+1]
-		zd := k.zd[l]
 		in := h
 		if l > 0 {
 			in = k.ad[l-1]
 		}
-		clear(zd)
-		for r := 0; r < fin; r++ {
-			v := in[r]
-			row := W[r*fout : (r+1)*fout]
-			for c, w := range row {
-				zd[c] += v * w
-			}
-		}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, mat(in, rows, fin), k.weight(l), 0, mat(k.zd[l], rows, fout))
 		if l < L-1 {
-			for c := range zd {
-				k.ad[l][c] = k.act1(k.z[l][c], k.a[l][c]) * zd[c]
+			zd, ad, z, a := k.zd[l], k.ad[l], k.z[l], k.a[l]
+			for c := range zd[:rows*fout] {
+				ad[c] = k.act1(z[c], a[c]) * zd[c]
 			}
 		}
 	}
 }
 
-// tangentReverse back-propagates gy·(∇ₓf·h) after tangent: it writes its
-// derivative w.r.t. x (gy·∇ₓ²f·h) into dx and adds its derivative w.r.t.
-// θ_param into dp.
-func (k *mlpKernel) tangentReverse(gy float64, dx, dp []float64, param int) {
+// tangentReverse back-propagates gy·(∇ₓf·h) over the block after tangent:
+// it writes its derivative w.r.t. X (gy·∇ₓ²f·h) into dx and adds its
+// derivative w.r.t. θ into the flat dp.
+func (k *mlpKernel) tangentReverse(gy, dx, dp []float64) {
 	L := k.op.layers()
-	clear(k.zb[L-1])
-	k.zdb[L-1][0] = gy
+	rows := k.rows
+	clear(k.zb[L-1][:rows])
+	copy(k.zdb[L-1][:rows], gy)
 	for l := L - 1; l >= 0; l-- {
-		W := k.params[2*l]
-		fin, fout := k.op.sizes[l], k.op.sizes[l+1]
-		zb, zdb := k.zb[l], k.zdb[l]
-		in, ind := k.input(l), k.h
+		fout := k.op.sizes[l+1]
+		zb, zdb := k.zb[l][:rows*fout], k.zdb[l][:rows*fout]
+		ind := k.h
 		if l > 0 {
 			ind = k.ad[l-1]
 		}
-		if dp != nil && param/2 == l {
-			if param%2 == 1 {
-				for c, v := range zb {
-					dp[c] += v
-				}
-			} else {
-				for r := 0; r < fin; r++ {
-					for c := 0; c < fout; c++ {
-						dp[r*fout+c] += in[r]*zb[c] + ind[r]*zdb[c]
-					}
-				}
-			}
+		if dp != nil {
+			k.addParamGrad(l, k.input(l), zb, dp)
+			// the tangent path adds ind·ż̄ to dW but nothing to db
+			fin := k.op.sizes[l]
+			blas64.Gemm(blas.Trans, blas.NoTrans, 1, mat(ind, rows, fin), mat(zdb, rows, fout), 1, mat(dp[k.off[2*l]:], fin, fout))
 		}
 		if l == 0 {
 			if dx != nil {
-				for r := 0; r < fin; r++ {
-					s := 0.0
-					row := W[r*fout : (r+1)*fout]
-					for c, w := range row {
-						s += w * zb[c]
-					}
-					dx[r] = s
-				}
+				k.back(0, zb, dx)
 			}
 			break
 		}
 		ab, adb := k.ab[l-1], k.adb[l-1]
-		for r := 0; r < fin; r++ {
-			s, sd := 0.0, 0.0
-			row := W[r*fout : (r+1)*fout]
-			for c, w := range row {
-				s += w * zb[c]
-				sd += w * zdb[c]
-			}
-			ab[r], adb[r] = s, sd
-		}
-		for c := range k.zb[l-1] {
-			z, a := k.z[l-1][c], k.a[l-1][c]
-			d1 := k.act1(z, a)
+		k.back(l, zb, ab)
+		k.back(l, zdb, adb)
+		z, a, zd := k.z[l-1], k.a[l-1], k.zd[l-1]
+		for c := range ab[:rows*k.op.sizes[l]] {
+			d1 := k.act1(z[c], a[c])
 			k.zdb[l-1][c] = adb[c] * d1
-			k.zb[l-1][c] = ab[c]*d1 + adb[c]*k.act2(z, a)*k.zd[l-1][c]
+			k.zb[l-1][c] = ab[c]*d1 + adb[c]*k.act2(z[c], a[c])*zd[c]
 		}
 	}
 }

@@ -404,7 +404,9 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 		if in != nil && in.hasTime(a, b) {
 			kept = append(kept, w)
 		}
-		out.windows = append(out.windows, w)
+		if t.record != nil {
+			out.windows = append(out.windows, w)
+		}
 	}
 
 	if in != nil {
