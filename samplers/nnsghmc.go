@@ -181,7 +181,8 @@ type NNSGHMC struct {
 	cfg  NNConfig
 	feat Features
 
-	exact *graph.Chunked // GammaExact: the step graph over blocks of coordinates
+	exact  *graph.Chunked // GammaExact: the step graph over blocks of coordinates
+	graphs []*StepGraph   // its graphs
 
 	// scratch for the finite-difference and no-Γ paths
 	in                     []float64
@@ -209,6 +210,7 @@ func NewNNSGHMC(t tasks.Target, cfg NNConfig) (*NNSGHMC, error) {
 			if err != nil {
 				return nil, nil, nil, err
 			}
+			s.graphs = append(s.graphs, sg)
 			return sg.Inputs(), G.Nodes{sg.ThetaNext, sg.PNext}, nil, nil
 		})
 		if err != nil {
@@ -220,6 +222,21 @@ func NewNNSGHMC(t tasks.Target, cfg NNConfig) (*NNSGHMC, error) {
 
 // Config returns the sampler's settings.
 func (s *NNSGHMC) Config() NNConfig { return s.cfg }
+
+// SetStepSize changes η for the following steps (the authors raise it after
+// the first data epochs); α and the other settings stay as they are.
+func (s *NNSGHMC) SetStepSize(eta float64) error {
+	if err := positive("NNSGHMC step size", eta); err != nil {
+		return err
+	}
+	s.cfg.StepSize = eta
+	for _, sg := range s.graphs {
+		if err := graph.SetValue(sg.Eta, []float64{eta}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // Init implements Kernel.
 func (s *NNSGHMC) Init(theta0, p0 []float64) (*State, error) {

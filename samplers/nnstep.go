@@ -25,6 +25,7 @@ type StepGraph struct {
 	GFeat    *G.Node // gradient feature of f_D
 	Grad     *G.Node // ∇Ũ(θ_t) for the drift
 	Noise    *G.Node // ξ_t ~ N(0, I)
+	Eta      *G.Node // the step size η, a scalar input (set to Cfg.StepSize)
 
 	// PIn and PNextIn exist only in a graph built with FrozenInputs: the
 	// momenta the networks see at z_t and z'_t, fed in instead of p_t and
@@ -88,7 +89,11 @@ func BuildStep(cfg NNConfig, n int, dt tensor.Dtype, opts ...StepOptions) (*Step
 	s.Q = b.qf(s, uIn, pIn)
 	s.D = b.df(s, uIn, pIn, gIn, s.Q)
 
-	eta := sc(cfg.StepSize)
+	s.Eta = graph.Input(g, dt, "nnsghmc.eta")
+	if err := graph.SetValue(s.Eta, []float64{cfg.StepSize}); err != nil {
+		return nil, err
+	}
+	eta := s.Eta
 	// p_{t+1} = p − η(Q⊙∇Ũ + D⊙p) + ηΓ_p + √(2ηD)⊙ξ
 	drift := b.add(b.mul(s.Q, s.Grad), b.mul(s.D, s.P))
 	pn := b.sub(s.P, b.scale(eta, drift))
@@ -98,7 +103,7 @@ func BuildStep(cfg NNConfig, n int, dt tensor.Dtype, opts ...StepOptions) (*Step
 		s.GammaP = b.add(b.mul(dQdu, s.DU), dDdp)
 		pn = b.add(pn, b.scale(eta, s.GammaP))
 	}
-	sd := b.must(G.Sqrt(b.scale(sc(2*cfg.StepSize), s.D)))
+	sd := b.must(G.Sqrt(b.scale(b.scale(sc(2), eta), s.D)))
 	s.PNext = b.add(pn, b.mul(sd, s.Noise))
 
 	// θ_{t+1} = θ + η(Q'⊙p_{t+1} + Γ'_θ), with Q' at the new momentum

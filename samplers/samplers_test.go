@@ -286,3 +286,32 @@ func TestInvalidSettingsAreRejected(t *testing.T) {
 		t.Errorf("valid settings rejected: %v", err)
 	}
 }
+
+// TestSetStepSizeEqualsBuildingWithIt changes η of a built NNSGHMC and
+// compares one step with a sampler built with the new η, for every Γ.
+func TestSetStepSizeEqualsBuildingWithIt(t *testing.T) {
+	for _, gamma := range []Gamma{GammaExact, GammaFD, GammaNone} {
+		run := func(eta0, eta float64) []float64 {
+			cfg := toyConfig(eta0, gamma)
+			cfg.RandomNets([]int{6}, []int{6}, rand.New(rand.NewPCG(4, 4)))
+			s, err := NewNNSGHMC(standardTarget(t, 2), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SetStepSize(eta); err != nil {
+				t.Fatal(err)
+			}
+			st, _ := s.Init(theta0, p0)
+			if err := s.Step(rand.New(rand.NewPCG(1, 1)), st); err != nil {
+				t.Fatal(err)
+			}
+			return append(st.Theta, st.P...)
+		}
+		a, b := run(0.3, 0.05), run(0.05, 0.05)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("%s: entry %d: %v after SetStepSize, %v when built with it", gamma, i, a[i], b[i])
+			}
+		}
+	}
+}

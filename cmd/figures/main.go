@@ -7,11 +7,14 @@
 //	    the path of chain 0 from RUNDIR/trace.csv on the target's contours
 //	figures nets -meta sampler.json -out DIR
 //	    contour plots of a trained sampler's f_Q and f_D over their inputs
+//	figures table -metric kl -steps 1000,3000,12000 -summary ess NAME=RUNDIR ...
+//	    a Markdown table of a metric at given steps and summary values
 package main
 
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -32,7 +35,7 @@ func main() { cli.Exit("figures", run(context.Background(), os.Args[1:])) }
 
 func run(_ context.Context, args []string) error {
 	if len(args) == 0 {
-		return cli.Usagef("want a figure: curves, trajectories or nets")
+		return cli.Usagef("want a figure: curves, trajectories, nets or table")
 	}
 	switch args[0] {
 	case "curves":
@@ -41,8 +44,10 @@ func run(_ context.Context, args []string) error {
 		return trajectories(args[1:])
 	case "nets":
 		return nets(args[1:])
+	case "table":
+		return table(args[1:])
 	}
-	return cli.Usagef("unknown figure %q (want curves, trajectories or nets)", args[0])
+	return cli.Usagef("unknown figure %q (want curves, trajectories, nets or table)", args[0])
 }
 
 // runs parses NAME=DIR arguments.
@@ -239,4 +244,84 @@ func nets(args []string) error {
 	}
 	return plot.Contour(filepath.Join(*out, "f_d_momentum_gradient"), fmt.Sprintf("%g·|f_D(u = %g, p, g)|", cfg.DScale, *uFixed),
 		"momentum p", "gradient input g", fdPG, p[0], p[1], g[0], g[1], n)
+}
+
+// table prints a Markdown table: one row per run, the metric at each of the
+// steps (from metrics.csv) and the summary values (from summary.json), or
+// the run's error if it stopped.
+func table(args []string) error {
+	fs := pflag.NewFlagSet("figures table", pflag.ContinueOnError)
+	metric := fs.String("metric", "kl", "metric column of metrics.csv")
+	steps := fs.IntSlice("steps", nil, "steps at which to report the metric")
+	summary := fs.StringSlice("summary", nil, "summary.json values to report")
+	digits := fs.Int("digits", 4, "significant digits")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	rs, err := runs(fs.Args())
+	if err != nil {
+		return err
+	}
+	head := []string{"run"}
+	for _, st := range *steps {
+		head = append(head, fmt.Sprintf("%s at %d", *metric, st))
+	}
+	head = append(head, *summary...)
+	fmt.Println("| " + strings.Join(head, " | ") + " |")
+	fmt.Println("|" + strings.Repeat(" --- |", len(head)))
+	format := func(v float64) string { return strconv.FormatFloat(v, 'g', *digits, 64) }
+	for _, r := range rs {
+		row := []string{r[0]}
+		sum, err := readSummary(filepath.Join(r[1], "summary.json"))
+		if err != nil {
+			return err
+		}
+		cols := map[string][]string{}
+		if _, err := os.Stat(filepath.Join(r[1], "metrics.csv")); err == nil || sum["error"] == nil {
+			if cols, err = readCSV(filepath.Join(r[1], "metrics.csv")); err != nil {
+				return err
+			}
+		}
+		at := map[int]string{}
+		for i, st := range cols["step"] {
+			n, _ := strconv.Atoi(st)
+			if v, err := strconv.ParseFloat(cols[*metric][i], 64); err == nil {
+				at[n] = format(v)
+			}
+		}
+		for _, st := range *steps {
+			v, ok := at[st]
+			if !ok {
+				v = "—"
+			}
+			row = append(row, v)
+		}
+		if e, ok := sum["error"].(string); ok {
+			row = append(row, e)
+			fmt.Println("| " + strings.Join(row, " | ") + " |")
+			continue
+		}
+		for _, k := range *summary {
+			v, ok := sum[k].(float64)
+			if ok {
+				row = append(row, format(v))
+			} else {
+				row = append(row, "—")
+			}
+		}
+		fmt.Println("| " + strings.Join(row, " | ") + " |")
+	}
+	return nil
+}
+
+func readSummary(path string) (map[string]any, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, cli.Usagef("cannot read %v", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, cli.Usagef("%s: %v", path, err)
+	}
+	return m, nil
 }
