@@ -41,8 +41,11 @@ type options struct {
 	task, sampler, out, meta, gamma string
 	chains, steps, evalEvery, trace int
 	stepSize, lr, friction, noise   float64
+	warmupSteps                     int
+	warmupStepSize, warmupLR        float64
+	alphaCoef, sghmcAlpha           float64
 	seed                            uint64
-	quiet                           bool
+	quiet, float32                  bool
 	target                          catalog.Options
 	nn                              nnFlags
 	psgldDecay, psgldLambda         float64
@@ -59,6 +62,14 @@ func run(ctx context.Context, args []string) error {
 	fs.Float64Var(&o.stepSize, "step-size", 0, "discretisation step η (default: the task's)")
 	fs.Float64Var(&o.lr, "lr", 0, "per-batch learning rate of data tasks, from which η follows (SGLD, pSGLD: lr/N; SGHMC, NNSGHMC: √(lr/N))")
 	fs.Float64Var(&o.friction, "friction", 0, "SGHMC friction C (default: the task's)")
+	fs.Float64Var(&o.sghmcAlpha, "sghmc-alpha", 0, "SGHMC friction in the authors' velocity form: C = sghmc-alpha/η")
+	fs.IntVar(&o.warmupSteps, "warmup-steps", -1, "NNSGHMC: steps run with the warm-up step size before switching to --step-size (default: the task's)")
+	fs.Float64Var(&o.warmupStepSize, "warmup-step-size", 0, "NNSGHMC: the warm-up step size η (default: the task's)")
+	fs.Float64Var(&o.warmupLR, "warmup-lr", 0, "NNSGHMC: the warm-up per-batch learning rate of data tasks, η = √(lr/N)")
+	fs.Float64Var(&o.alphaCoef, "alpha-coef", 0, "NNSGHMC: set α = alpha-coef/η with the first step size (the authors: 0.01 on MNIST)")
+	fs.StringVar(&o.target.DataDir, "data-dir", "", "data directory (default: $METASGMCMC_DATA, else ./data)")
+	fs.IntVar(&o.target.Hidden, "hidden", 0, "hidden units of the GRU tasks (default: the task's)")
+	fs.BoolVar(&o.float32, "float32", false, "evaluate energies in float32")
 	fs.Float64Var(&o.noise, "noise", -1, "standard deviation σ of gradient noise injected into Gaussian tasks (default: the task's)")
 	fs.StringVar(&o.gamma, "gamma", "", "NNSGHMC's Γ: exact (autodiff), fd (finite differences) or none (ablation, not a valid sampler)")
 	fs.StringVar(&o.meta, "meta", "", "trained NNSGHMC sampler file (default: seeded random networks)")
@@ -80,6 +91,9 @@ func run(ctx context.Context, args []string) error {
 	if o.out == "" {
 		return cli.Usagef("--out DIR is required")
 	}
+	if o.float32 {
+		o.target.Dtype = graph.Float32
+	}
 	task, err := catalog.New(o.task, o.target)
 	if err != nil {
 		return cli.Usagef("%v", err)
@@ -91,16 +105,15 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 
-	ev, err := tasks.Compile(task.Energy, o.chains, graph.Float64)
+	target, err := task.NewTarget(o.chains, o.noise)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	kernel, label, err := o.kernel(fs, task, target)
 	if err != nil {
 		return err
 	}
-	defer ev.Close()
-	var target tasks.Target = ev
-	if o.noise > 0 {
-		target = tasks.GradientNoise{Target: ev, Sigma: o.noise}
-	}
-	kernel, label, err := o.kernel(fs, task, target)
+	mon, err := task.NewMonitor(o.chains)
 	if err != nil {
 		return err
 	}
@@ -110,8 +123,14 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	mon := task.NewMonitor(o.chains)
-	d := task.Energy.Dim()
+	d := task.Dim
+	var warm *samplers.NNSGHMC
+	if nn, ok := kernel.(*samplers.NNSGHMC); ok && o.warmupSteps > 0 {
+		warm = nn
+		if err := nn.SetStepSize(o.warmupStepSize); err != nil {
+			return err
+		}
+	}
 
 	var header []string
 	var rows [][]string
@@ -127,6 +146,11 @@ func run(ctx context.Context, args []string) error {
 		}
 		if runErr = kernel.Step(rng, st); runErr != nil {
 			break
+		}
+		if warm != nil && step == o.warmupSteps {
+			if runErr = warm.SetStepSize(o.stepSize); runErr != nil {
+				break
+			}
 		}
 		steps = step
 		if runErr = mon.Observe(step, st.Theta); runErr != nil {
@@ -202,11 +226,8 @@ func (o *options) resolve(fs *pflag.FlagSet, task *catalog.Task) error {
 	if !fs.Changed("eval-every") {
 		o.evalEvery = def.EvalEvery
 	}
-	if !fs.Changed("friction") {
-		o.friction = def.Friction
-	}
 	if !fs.Changed("noise") {
-		o.noise = task.Noise
+		o.noise = def.Noise
 	}
 	switch {
 	case o.chains < 1:
@@ -221,23 +242,63 @@ func (o *options) resolve(fs *pflag.FlagSet, task *catalog.Task) error {
 		return cli.Usagef("--trace must be non-negative, got %d", o.trace)
 	case fs.Changed("step-size") && fs.Changed("lr"):
 		return cli.Usagef("give --step-size or --lr, not both")
-	case fs.Changed("step-size") && !(o.stepSize > 0):
-		return cli.Usagef("--step-size must be positive, got %v", o.stepSize)
-	case fs.Changed("lr") && !(o.lr > 0):
-		return cli.Usagef("--lr must be positive, got %v", o.lr)
-	case !(o.friction >= 0):
+	case fs.Changed("warmup-step-size") && fs.Changed("warmup-lr"):
+		return cli.Usagef("give --warmup-step-size or --warmup-lr, not both")
+	}
+	for _, f := range []string{"step-size", "lr", "warmup-step-size", "warmup-lr", "alpha-coef", "sghmc-alpha"} {
+		if fs.Changed(f) {
+			if v, _ := fs.GetFloat64(f); !(v > 0) {
+				return cli.Usagef("--%s must be positive, got %v", f, fs.Lookup(f).Value)
+			}
+		}
+	}
+	// η from --step-size, else from --lr as the paper converts it, else the
+	// task's default for this sampler
+	n := def.DataSize
+	fromLR := func(lr float64) float64 {
+		if o.sampler == "sgld" || o.sampler == "psgld" {
+			return samplers.SGLDStepSize(lr, n)
+		}
+		eta, _ := samplers.SGHMCParams(lr, n, 0)
+		return eta
+	}
+	switch {
+	case fs.Changed("lr"):
+		o.stepSize = fromLR(o.lr)
+	case !fs.Changed("step-size"):
+		o.stepSize = def.StepSize[o.sampler]
+		if o.stepSize == 0 {
+			o.stepSize = def.StepSize["sghmc"] // an unknown sampler is reported later
+		}
+	}
+	// SGHMC's friction
+	switch {
+	case fs.Changed("friction"):
+	case fs.Changed("sghmc-alpha"):
+		o.friction = o.sghmcAlpha / o.stepSize
+	case def.SGHMCAlpha > 0:
+		o.friction = def.SGHMCAlpha / o.stepSize
+	default:
+		o.friction = def.Friction
+	}
+	if !(o.friction >= 0) {
 		return cli.Usagef("--friction must be non-negative, got %v", o.friction)
 	}
-	if fs.Changed("lr") {
-		n := 1.0 // data size; Gaussian tasks have none
-		switch o.sampler {
-		case "sgld", "psgld":
-			o.stepSize = samplers.SGLDStepSize(o.lr, n)
-		default:
-			o.stepSize, _ = samplers.SGHMCParams(o.lr, n, 0)
-		}
-	} else if !fs.Changed("step-size") {
-		o.stepSize = def.StepSize
+	// NNSGHMC's warm-up
+	if !fs.Changed("warmup-steps") {
+		o.warmupSteps = def.WarmupSteps
+	}
+	switch {
+	case fs.Changed("warmup-lr"):
+		o.warmupStepSize = fromLR(o.warmupLR)
+	case !fs.Changed("warmup-step-size"):
+		o.warmupStepSize = def.WarmupStepSize
+	}
+	if o.warmupSteps > 0 && !(o.warmupStepSize > 0) {
+		return cli.Usagef("--warmup-steps needs a warm-up step size (--warmup-step-size or --warmup-lr)")
+	}
+	if !fs.Changed("alpha-coef") {
+		o.alphaCoef = def.AlphaCoef
 	}
 	return nil
 }
@@ -277,7 +338,7 @@ func (o *options) nnConfig(fs *pflag.FlagSet, task *catalog.Task) (samplers.NNCo
 		cfg = f.Config
 	} else {
 		cfg = task.Defaults.NN
-		cfg.Gamma = samplers.GammaExact
+		cfg.Gamma = task.Defaults.Gamma
 		qh, dh := task.Defaults.QHidden, task.Defaults.DHidden
 		if fs.Changed("q-hidden") {
 			qh = o.nn.qHidden
@@ -288,6 +349,13 @@ func (o *options) nnConfig(fs *pflag.FlagSet, task *catalog.Task) (samplers.NNCo
 		cfg.RandomNets(qh, dh, rand.New(rand.NewPCG(o.seed, 0x6e657473))) // "nets"
 	}
 	cfg.StepSize = o.stepSize
+	if o.alphaCoef > 0 {
+		first := o.stepSize
+		if o.warmupSteps > 0 {
+			first = o.warmupStepSize
+		}
+		cfg.Alpha = o.alphaCoef / first
+	}
 	if err := o.nn.apply(fs, &cfg); err != nil {
 		return cfg, err
 	}

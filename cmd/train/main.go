@@ -26,9 +26,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/plot"
-	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
 
@@ -69,6 +67,8 @@ func run(ctx context.Context, args []string) error {
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
 	fs.Uint64Var(&o.target.TargetSeed, "target-seed", catalog.DefaultOptions.TargetSeed, "seed of generated targets (the toy covariances)")
+	fs.StringVar(&o.target.DataDir, "data-dir", "", "data directory (default: $METASGMCMC_DATA, else ./data)")
+	fs.IntVar(&o.target.Hidden, "hidden", 0, "hidden units of the GRU tasks (default: the task's)")
 	fs.Float64Var(&o.target.TargetScale, "target-scale", catalog.DefaultOptions.TargetScale, "scale s of the 20-D Gaussian's L = s·N(0,1)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -99,7 +99,7 @@ func run(ctx context.Context, args []string) error {
 
 	prob, err := problem(task, cfg.Chains)
 	if err != nil {
-		return err
+		return cli.Usagef("%v", err)
 	}
 	nn.RandomNets(task.Training.QHidden, task.Training.DHidden, rand.New(rand.NewPCG(o.seed, 0x6e657473))) // "nets"
 	tr, err := train.New(cfg, prob, nn, o.seed)
@@ -163,7 +163,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	trained := tr.Networks()
-	trained.TrainDim = task.Energy.Dim()
+	trained.TrainDim = task.Dim
 	info := map[string]any{
 		"task": o.task, "seed": o.seed, "epochs": cfg.Epochs, "sub_epochs": cfg.SubEpochs, "chains": cfg.Chains,
 		"steps": cfg.Steps, "window": cfg.Window, "train_step_size": trained.StepSize, "train_dim": trained.TrainDim,
@@ -214,24 +214,26 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 			f.set()
 		}
 	}
+	if t.AlphaCoef > 0 {
+		nn.Alpha = t.AlphaCoef / nn.StepSize
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, nn, cli.Usagef("%v", err)
 	}
 	return cfg, nn, nil
 }
 
-// problem compiles the task's energy for k chains: the sampler's target
-// (with the task's gradient noise) and the losses' target.
+// problem builds the task's targets for k chains: the sampler's (with the
+// task's gradient noise) and the losses'.
 func problem(task *catalog.Task, k int) (train.Problem, error) {
-	ev, err := tasks.Compile(task.Energy, k, graph.Float64)
+	t, err := task.NewTarget(k, task.Defaults.Noise)
 	if err != nil {
 		return train.Problem{}, err
 	}
-	p := train.Problem{Target: ev, Init: task.Init}
-	if task.Noise > 0 {
-		p.Target = tasks.GradientNoise{Target: ev, Sigma: task.Noise}
-		if task.Training.CleanLoss {
-			p.LossTarget = ev
+	p := train.Problem{Target: t, Init: task.Init}
+	if task.NewLossTarget != nil {
+		if p.LossTarget, err = task.NewLossTarget(k); err != nil {
+			return train.Problem{}, err
 		}
 	}
 	return p, nil

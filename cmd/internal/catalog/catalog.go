@@ -8,11 +8,9 @@ import (
 	"sort"
 	"strings"
 
-	"gonum.org/v1/gonum/mat"
-
+	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
-	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
 
@@ -20,39 +18,62 @@ import (
 type Task struct {
 	Name        string
 	Description string
-	Energy      tasks.Energy
-	// Noise is the standard deviation of gradient noise injected into every
-	// gradient evaluation (0 for none).
-	Noise float64
+	Dim         int // dimension D of θ
+	// NewTarget returns the target for k chains: the stochastic gradients
+	// that drive the samplers, with gradient noise of standard deviation
+	// noise injected (Gaussian tasks only; data tasks have their minibatch
+	// noise and refuse noise > 0).
+	NewTarget func(k int, noise float64) (tasks.Target, error)
+	// NewLossTarget, if not nil, returns the target that the meta-training
+	// losses use (the toy's losses use the exact gradient).
+	NewLossTarget func(k int) (tasks.Target, error)
 	// Init draws the initial positions of k chains (coordinate-major).
 	Init func(rng *rand.Rand, k int) []float64
 	// NewMonitor returns the task's metrics for k chains.
-	NewMonitor func(k int) tasks.Monitor
+	NewMonitor func(k int) (tasks.Monitor, error)
 	Defaults   Defaults
 	// Training is how the paper and the authors' code meta-train NNSGHMC
 	// on this task; nil if they do not.
 	Training *Training
+	// Energy is the task's energy when it is one graph (Gaussian and MLP
+	// tasks), for pictures of it.
+	Energy tasks.Energy
+}
+
+// Defaults are a task's default run settings.
+type Defaults struct {
+	Chains, Steps, EvalEvery int
+	// StepSize is η per sampler name ("sgld", "sghmc", "psgld", "nnsghmc").
+	StepSize map[string]float64
+	Friction float64 // SGHMC's C
+	// SGHMCAlpha, when positive, sets SGHMC's C = SGHMCAlpha/η (the
+	// authors' velocity friction α).
+	SGHMCAlpha float64
+	Noise      float64 // injected gradient noise σ (Gaussian tasks)
+	// DataSize is N, for converting per-batch learning rates to step sizes
+	// (1 for tasks without data).
+	DataSize float64
+	// NN holds NNSGHMC's settings except the networks, StepSize and Gamma.
+	NN               samplers.NNConfig
+	QHidden, DHidden []int
+	Gamma            samplers.Gamma
+	// AlphaCoef, when positive, sets NNSGHMC's α = AlphaCoef/η with the η of
+	// the first phase (the authors' α = 0.01/η).
+	AlphaCoef float64
+	// WarmupSteps and WarmupStepSize: NNSGHMC starts with a smaller step
+	// for this many steps (the authors' first data epochs).
+	WarmupSteps    int
+	WarmupStepSize float64
 }
 
 // Training is a task's meta-training set-up.
 type Training struct {
 	Config   train.Config
 	StepSize float64 // η of the unrolled sampler
-	// NN holds NNSGHMC's settings except the networks, StepSize and Gamma.
+	// NN holds NNSGHMC's settings except the networks and StepSize; α is
+	// set from AlphaCoef when that is positive.
 	NN               samplers.NNConfig
-	QHidden, DHidden []int
-	// CleanLoss makes the losses use the exact gradient while the
-	// dynamics see the task's injected noise (the toy).
-	CleanLoss bool
-}
-
-// Defaults are a task's default run settings.
-type Defaults struct {
-	Chains, Steps, EvalEvery int
-	StepSize                 float64 // η, for every sampler
-	Friction                 float64 // SGHMC's C
-	// NN holds NNSGHMC's settings except the networks, StepSize and Gamma.
-	NN               samplers.NNConfig
+	AlphaCoef        float64
 	QHidden, DHidden []int
 }
 
@@ -60,24 +81,23 @@ type Defaults struct {
 type Options struct {
 	TargetSeed  uint64  // seed of a generated target (the toy covariances)
 	TargetScale float64 // scale s of the 20-D toy's L = s·N(0, 1)
+	DataDir     string  // data directory ("" for $METASGMCMC_DATA, else ./data)
+	Hidden      int     // GRU width (0 for the task's)
+	Dtype       graph.Dtype
 }
 
 // DefaultOptions are the options of the commands' defaults.
-var DefaultOptions = Options{TargetSeed: 1, TargetScale: 0.6}
+var DefaultOptions = Options{TargetSeed: 1, TargetScale: 0.6, Dtype: graph.Float64}
 
-var builders = map[string]struct {
+type builder struct {
 	desc string
 	make func(Options) (*Task, error)
-}{
-	"gaussian10": {"the paper's 10-D training Gaussian: mean 3, diagonal covariance with variances U[0,1)", gaussianTask(true, func(o Options) *gaussian.Gaussian { return gaussian.Train10(o.TargetSeed) })},
-	"gaussian20": {"the paper's 20-D test Gaussian: mean 3, Σ = LLᵀ with L = s·N(0,1)", gaussianTask(false, func(o Options) *gaussian.Gaussian { return gaussian.Test20(o.TargetSeed, o.TargetScale) })},
-	"gaussian2d": {"a correlated 2-D Gaussian (mean 0, unit variances, correlation 0.9) for trajectory pictures", gaussianTask(false, func(Options) *gaussian.Gaussian {
-		g, err := gaussian.New([]float64{0, 0}, mat.NewSymDense(2, []float64{1, 0.9, 0.9, 1}))
-		if err != nil {
-			panic(err)
-		}
-		return g
-	})},
+}
+
+var builders = map[string]builder{}
+
+func register(name, desc string, make func(Options) (*Task, error)) {
+	builders[name] = builder{desc: desc, make: make}
 }
 
 // Names lists the known tasks.
@@ -96,6 +116,9 @@ func New(name string, o Options) (*Task, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown task %q (known tasks: %s)", name, strings.Join(Names(), ", "))
 	}
+	if o.Dtype == (graph.Dtype{}) {
+		o.Dtype = graph.Float64
+	}
 	t, err := b.make(o)
 	if err != nil {
 		return nil, err
@@ -104,68 +127,24 @@ func New(name string, o Options) (*Task, error) {
 	return t, nil
 }
 
-// toyNN are the authors' settings for the toy: raw energy and gradient
-// inputs, no α·Q² term, no offset, f_Q clamped to ±5 and D_f to [0, 5],
-// networks with two hidden layers of 40 units (the paper says one; the code
-// has two).
-var toyNN = samplers.NNConfig{ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1}
-
-// gaussianTask is a Gaussian task; only the paper's training target has the
-// toy's meta-training set-up.
-func gaussianTask(trainable bool, target func(Options) *gaussian.Gaussian) func(Options) (*Task, error) {
-	return func(o Options) (*Task, error) {
-		if o.TargetScale <= 0 {
-			return nil, fmt.Errorf("target scale must be positive, got %v", o.TargetScale)
-		}
-		g := target(o)
-		d := g.Dim()
-		var tr *Training
-		if trainable {
-			tr = toyTraining()
-		}
-		return &Task{
-			Energy: g,
-			Noise:  1,
-			// the authors start toy chains uniformly in [0, 6]^D
-			Init: func(rng *rand.Rand, k int) []float64 {
-				x := make([]float64, d*k)
-				for i := range x {
-					x[i] = 6 * rng.Float64()
-				}
-				if d == 2 {
-					for i := range x {
-						x[i] -= 3
-					}
-				}
-				return x
-			},
-			NewMonitor: func(k int) tasks.Monitor { return g.NewMonitor(k) },
-			Defaults: Defaults{
-				Chains: 50, Steps: 12000, EvalEvery: 100,
-				StepSize: 0.025, Friction: 1,
-				NN: toyNN, QHidden: []int{40, 40}, DHidden: []int{40, 40},
-			},
-			Training: tr,
-		}, nil
-	}
+// sameStep returns the same step size for every sampler.
+func sameStep(eta float64) map[string]float64 {
+	return map[string]float64{"sgld": eta, "sghmc": eta, "psgld": eta, "nnsghmc": eta}
 }
 
-// toyTraining is the authors' toy meta-training (Toy Example/
-// Sampler_Training.py; appendix D.1): 50 chains, η = 0.01, 100 epochs of
-// 1 + 3 unrolls of 100 steps, truncation every 20 steps, one Adam
-// (lr 5e-4, betas 0.5, 0.99) stepped on the cross-chain loss (every 2 steps)
-// and then on the in-chain loss (burn-in 50, thinning 3, chains s, s+r, …
-// with s ∈ 0..9, r ∈ 5..9), Stein λ = 0.03; θ_0 ~ 6·U[0,1)^D, p_0 ~ N(0, I).
-func toyTraining() *Training {
-	adam := train.AdamConfig{LR: 5e-4, Beta1: 0.5, Beta2: 0.99, Eps: 1e-8}
-	return &Training{
-		Config: train.Config{
-			Chains: 50, Epochs: 100, SubEpochs: 3, Steps: 100, Window: 20,
-			Cross:   &train.CrossChain{Every: 2, Lambda: 0.03, Weight: 1},
-			InChain: &train.InChain{Burn: 50, Thin: 3, FirstChain: [2]int{0, 9}, Stride: [2]int{5, 9}, Lambda: 0.03, Weight: 1},
-			QAdam:   adam, DAdam: adam, MomentumSD: 1,
-		},
-		StepSize: 0.01, NN: toyNN, QHidden: []int{40, 40}, DHidden: []int{40, 40},
-		CleanLoss: true,
+// compiled returns a NewTarget for a graph energy.
+func compiled(e tasks.Energy, dt graph.Dtype, noiseAllowed bool) func(k int, noise float64) (tasks.Target, error) {
+	return func(k int, noise float64) (tasks.Target, error) {
+		if noise > 0 && !noiseAllowed {
+			return nil, fmt.Errorf("this task has minibatch noise; injected gradient noise (--noise) is for the Gaussian tasks")
+		}
+		ev, err := tasks.Compile(e, k, dt)
+		if err != nil {
+			return nil, err
+		}
+		if noise > 0 {
+			return tasks.GradientNoise{Target: ev, Sigma: noise}, nil
+		}
+		return ev, nil
 	}
 }

@@ -1,0 +1,98 @@
+package catalog
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
+	"github.com/metasgmcmc/metasgmcmc/train"
+)
+
+func init() {
+	register("gaussian10", "the paper's 10-D training Gaussian: mean 3, diagonal covariance with variances U[0,1)",
+		gaussianTask(true, func(o Options) *gaussian.Gaussian { return gaussian.Train10(o.TargetSeed) }))
+	register("gaussian20", "the paper's 20-D test Gaussian: mean 3, Σ = LLᵀ with L = s·N(0,1)",
+		gaussianTask(false, func(o Options) *gaussian.Gaussian { return gaussian.Test20(o.TargetSeed, o.TargetScale) }))
+	register("gaussian2d", "a correlated 2-D Gaussian (mean 0, unit variances, correlation 0.9) for trajectory pictures",
+		gaussianTask(false, func(Options) *gaussian.Gaussian {
+			g, err := gaussian.New([]float64{0, 0}, mat.NewSymDense(2, []float64{1, 0.9, 0.9, 1}))
+			if err != nil {
+				panic(err)
+			}
+			return g
+		}))
+}
+
+// toyNN are the authors' settings for the toy: raw energy and gradient
+// inputs, no α·Q² term, no offset, f_Q clamped to ±5 and D_f to [0, 5],
+// networks with two hidden layers of 40 units (the paper says one; the code
+// has two).
+var toyNN = samplers.NNConfig{ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1}
+
+// gaussianTask is a Gaussian task; only the paper's training target has the
+// toy's meta-training set-up.
+func gaussianTask(trainable bool, target func(Options) *gaussian.Gaussian) func(Options) (*Task, error) {
+	return func(o Options) (*Task, error) {
+		if o.TargetScale <= 0 {
+			return nil, fmt.Errorf("target scale must be positive, got %v", o.TargetScale)
+		}
+		g := target(o)
+		d := g.Dim()
+		var tr *Training
+		if trainable {
+			tr = toyTraining()
+		}
+		return &Task{
+			Dim:       d,
+			Energy:    g,
+			NewTarget: compiled(g, o.Dtype, true),
+			NewLossTarget: func(k int) (tasks.Target, error) {
+				return tasks.Compile(g, k, o.Dtype)
+			},
+			// the authors start toy chains uniformly in [0, 6]^D
+			Init: func(rng *rand.Rand, k int) []float64 {
+				x := make([]float64, d*k)
+				for i := range x {
+					x[i] = 6 * rng.Float64()
+				}
+				if d == 2 {
+					for i := range x {
+						x[i] -= 3
+					}
+				}
+				return x
+			},
+			NewMonitor: func(k int) (tasks.Monitor, error) { return g.NewMonitor(k), nil },
+			Defaults: Defaults{
+				Chains: 50, Steps: 12000, EvalEvery: 100,
+				StepSize: sameStep(0.025), Friction: 1, Noise: 1, DataSize: 1,
+				NN: toyNN, QHidden: []int{40, 40}, DHidden: []int{40, 40}, Gamma: samplers.GammaExact,
+			},
+			Training: tr,
+		}, nil
+	}
+}
+
+// toyTraining is the authors' toy meta-training (Toy Example/
+// Sampler_Training.py; appendix D.1): 50 chains, η = 0.01, 100 epochs of
+// 1 + 3 unrolls of 100 steps, truncation every 20 steps, one Adam
+// (lr 5e-4, betas 0.5, 0.99) stepped on the cross-chain loss (every 2 steps)
+// and then on the in-chain loss (burn-in 50, thinning 3, chains s, s+r, …
+// with s ∈ 0..9, r ∈ 5..9), Stein λ = 0.03; θ_0 ~ 6·U[0,1)^D, p_0 ~ N(0, I);
+// the dynamics see gradient noise σ = 1, the losses the exact gradient.
+func toyTraining() *Training {
+	adam := train.AdamConfig{LR: 5e-4, Beta1: 0.5, Beta2: 0.99, Eps: 1e-8}
+	return &Training{
+		Config: train.Config{
+			Chains: 50, Epochs: 100, SubEpochs: 3, Steps: 100, Window: 20,
+			Cross:   &train.CrossChain{Every: 2, Lambda: 0.03, Weight: 1},
+			InChain: &train.InChain{Burn: 50, Thin: 3, FirstChain: [2]int{0, 9}, Stride: [2]int{5, 9}, Lambda: 0.03, Weight: 1},
+			QAdam:   adam, DAdam: adam, MomentumSD: 1,
+		},
+		StepSize: 0.01, NN: toyNN, QHidden: []int{40, 40}, DHidden: []int{40, 40},
+	}
+}

@@ -1,0 +1,247 @@
+package bnn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	G "gorgonia.org/gorgonia"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+)
+
+// Energy is the minibatch energy of a Bayesian MLP classifier on a training
+// set, for K chains at once; it implements tasks.Energy. Every model built
+// from it draws its own sequence of minibatches of a fixed size, shuffled
+// once per data epoch with the random source passed to Model.Next.
+type Energy struct {
+	net   MLP
+	data  Dataset
+	batch int
+}
+
+var _ tasks.Energy = (*Energy)(nil)
+
+// New returns the energy of net on data in minibatches of batch examples.
+// The network's input width and number of classes must match the data.
+func New(net MLP, data Dataset, batch int) (*Energy, error) {
+	if err := net.Validate(); err != nil {
+		return nil, err
+	}
+	if net.Inputs() != data.Inputs() || net.Classes() != data.Classes() {
+		return nil, fmt.Errorf("bnn: a %v network for data of %d inputs and %d classes", net.Sizes, data.Inputs(), data.Classes())
+	}
+	if batch < 1 || batch > data.Len() {
+		return nil, fmt.Errorf("bnn: batch size %d not in 1..%d (the data set's size)", batch, data.Len())
+	}
+	net.Sizes = append([]int(nil), net.Sizes...)
+	return &Energy{net: net, data: data, batch: batch}, nil
+}
+
+// Dim implements tasks.Energy.
+func (e *Energy) Dim() int { return e.net.Dim() }
+
+// Net returns the network.
+func (e *Energy) Net() MLP { return e.net }
+
+// Batch returns the minibatch size M.
+func (e *Energy) Batch() int { return e.batch }
+
+// DataSize returns N, the number of training examples.
+func (e *Energy) DataSize() int { return e.data.Len() }
+
+// BatchesPerEpoch returns the number of minibatches in a data epoch,
+// N/M rounded down (the remainder is dropped, a different one each epoch).
+func (e *Energy) BatchesPerEpoch() int { return e.data.Len() / e.batch }
+
+// Build implements tasks.Energy. theta is the (D, K) input node of positions.
+// The model's Lik is −(N/M)·Σ_m log softmax(f(x_m; θ_k))[y_m] and its Prior
+// Σ_i [θ_ik²/(2σ²) + ½·log(2πσ²)], both of shape (K); its Next loads the
+// next minibatch into the graph's data inputs, X of shape (M, inputs) and
+// the one-hot labels of shape (1, M, classes).
+func (e *Energy) Build(g *G.ExprGraph, theta *G.Node) (*tasks.Model, error) {
+	net := e.net
+	s := theta.Shape()
+	if len(s) != 2 || s[0] != net.Dim() {
+		return nil, fmt.Errorf("bnn: positions of shape %v, want (%d, K)", s, net.Dim())
+	}
+	dt := theta.Dtype()
+	k, m, c := s[1], e.batch, net.Classes()
+	x := graph.Input(g, dt, freeName(g, "bnn.X"), m, net.Inputs())
+	y := graph.Input(g, dt, freeName(g, "bnn.Y"), 1, m, c)
+	ls, err := net.logProbs(g, theta, x, k)
+	if err != nil {
+		return nil, err
+	}
+	// Σ_m log softmax[y_m] per chain: mask the (K, M, C) log-probabilities
+	// by the one-hot labels, broadcast over the chains.
+	picked, err := G.BroadcastHadamardProd(ls, y, nil, []byte{0})
+	if err != nil {
+		return nil, err
+	}
+	ll, err := G.Sum(picked, 1, 2)
+	if err != nil {
+		return nil, err
+	}
+	n := float64(e.data.Len())
+	lik, err := G.Mul(ll, graph.Scalar(g, dt, -n/float64(m)))
+	if err != nil {
+		return nil, err
+	}
+	prior, err := net.priorGraph(g, theta)
+	if err != nil {
+		return nil, err
+	}
+
+	b := newBatcher(e.data, m)
+	xb := make([]float64, m*net.Inputs())
+	yb := make([]int, m)
+	oneHot := make([]float64, m*c)
+	next := func(rng *rand.Rand) error {
+		if err := b.next(rng, xb, yb); err != nil {
+			return err
+		}
+		clear(oneHot)
+		for r, l := range yb {
+			oneHot[r*c+l] = 1
+		}
+		if err := graph.SetValue(x, xb); err != nil {
+			return err
+		}
+		return graph.SetValue(y, oneHot)
+	}
+	return &tasks.Model{Lik: lik, Prior: prior, DataSize: n, Next: next}, nil
+}
+
+// priorGraph returns Σ_i θ_ik²/(2σ²) + D·½·log(2πσ²), shape (K).
+func (m MLP) priorGraph(g *G.ExprGraph, theta *G.Node) (*G.Node, error) {
+	dt := theta.Dtype()
+	s2 := m.Sigma() * m.Sigma()
+	sq, err := G.Square(theta)
+	if err != nil {
+		return nil, err
+	}
+	ss, err := G.Sum(sq, 0)
+	if err != nil {
+		return nil, err
+	}
+	scaled, err := G.Mul(ss, graph.Scalar(g, dt, 1/(2*s2)))
+	if err != nil {
+		return nil, err
+	}
+	return G.Add(scaled, graph.Scalar(g, dt, float64(m.Dim())*0.5*math.Log(2*math.Pi*s2)))
+}
+
+// logProbs builds the log-softmax of the network's logits for the K chains
+// of theta (D, K) on the rows of x (M, inputs): shape (K, M, classes).
+func (m MLP) logProbs(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
+	logits, err := m.logits(g, theta, x, k)
+	if err != nil {
+		return nil, err
+	}
+	return graph.LogSoftmax(logits, 2)
+}
+
+// logits builds f(x; θ_k) for the K chains: shape (K, M, classes).
+//
+// Layer 0 of all chains is one matrix product: the rows of θ that hold W_0
+// are, row-major, the (fan_in, fan_out·K) matrix W0all whose column j·K + k
+// is unit j of chain k, so X·W0all + b0all holds every chain's first layer
+// side by side. Its (M, fan_out, K) result is turned chain-first, and the
+// later layers are batched matrix products over the chains with their
+// weights as (K, fan_in, fan_out).
+func (m MLP) logits(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
+	rows := x.Shape()[0]
+	act := func(z *G.Node) (*G.Node, error) {
+		if m.act() == Sigmoid {
+			return G.Sigmoid(z)
+		}
+		return G.Rectify(z)
+	}
+
+	// Layer 0, all chains at once.
+	in, out := m.Sizes[0], m.Sizes[1]
+	ow, ob := m.Offsets(0)
+	w, err := graph.Slice(theta, 0, ow, ob)
+	if err != nil {
+		return nil, err
+	}
+	if w, err = graph.Reshape(w, in, out*k); err != nil {
+		return nil, err
+	}
+	b, err := graph.Slice(theta, 0, ob, ob+out)
+	if err != nil {
+		return nil, err
+	}
+	if b, err = graph.Reshape(b, 1, out*k); err != nil {
+		return nil, err
+	}
+	z, err := G.Mul(x, w)
+	if err != nil {
+		return nil, err
+	}
+	if z, err = G.BroadcastAdd(z, b, nil, []byte{0}); err != nil {
+		return nil, err
+	}
+	if m.Layers() > 1 {
+		if z, err = act(z); err != nil {
+			return nil, err
+		}
+	}
+	// (M, out·K) → (M, out, K) → (K, M, out).
+	if z, err = graph.Reshape(z, rows, out, k); err != nil {
+		return nil, err
+	}
+	if z, err = G.Transpose(z, 2, 0, 1); err != nil {
+		return nil, err
+	}
+
+	for l := 1; l < m.Layers(); l++ {
+		in, out := m.Sizes[l], m.Sizes[l+1]
+		ow, ob := m.Offsets(l)
+		// W_l of all chains: rows (in·out, K) → (in, out, K) → (K, in, out).
+		w, err := graph.Slice(theta, 0, ow, ob)
+		if err != nil {
+			return nil, err
+		}
+		if w, err = graph.Reshape(w, in, out, k); err != nil {
+			return nil, err
+		}
+		if w, err = G.Transpose(w, 2, 0, 1); err != nil {
+			return nil, err
+		}
+		// b_l: (out, K) → (K, out) → (K, 1, out).
+		b, err := graph.Slice(theta, 0, ob, ob+out)
+		if err != nil {
+			return nil, err
+		}
+		if b, err = G.Transpose(b, 1, 0); err != nil {
+			return nil, err
+		}
+		if b, err = graph.Reshape(b, k, 1, out); err != nil {
+			return nil, err
+		}
+		if z, err = G.BatchedMatMul(z, w); err != nil {
+			return nil, err
+		}
+		if z, err = G.BroadcastAdd(z, b, nil, []byte{1}); err != nil {
+			return nil, err
+		}
+		if l < m.Layers()-1 {
+			if z, err = act(z); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return z, nil
+}
+
+// freeName returns base, or base#n for the first n that no node of g uses.
+func freeName(g *G.ExprGraph, base string) string {
+	name := base
+	for n := 2; len(g.ByName(name)) > 0; n++ {
+		name = fmt.Sprintf("%s#%d", base, n)
+	}
+	return name
+}
