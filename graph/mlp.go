@@ -6,8 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -131,7 +129,8 @@ func (w *MLPWeights) UnmarshalJSON(b []byte) error {
 }
 
 // Eval computes the network on the n rows of x (n × Inputs, row-major) into
-// out (length n) without a graph, a layer at a time with BLAS.
+// out (length n) without a graph, with the fused op's kernel: blocks of rows
+// with BLAS, in parallel.
 func (w *MLPWeights) Eval(x, out []float64) {
 	n := len(out)
 	if len(x) != n*w.Inputs {
@@ -140,33 +139,8 @@ func (w *MLPWeights) Eval(x, out []float64) {
 	if n == 0 {
 		return
 	}
-	s := w.sizes()
-	a := blas64.General{Rows: n, Cols: w.Inputs, Stride: w.Inputs, Data: x}
-	for l := 0; l+1 < len(s); l++ {
-		fin, fout := s[l], s[l+1]
-		b := blas64.General{Rows: n, Cols: fout, Stride: fout, Data: make([]float64, n*fout)}
-		if l+2 == len(s) {
-			b.Data = out
-		}
-		for r := 0; r < n; r++ {
-			copy(b.Data[r*fout:(r+1)*fout], w.B[l])
-		}
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, a, blas64.General{Rows: fin, Cols: fout, Stride: fout, Data: w.W[l]}, 1, b)
-		if l+2 < len(s) {
-			if w.Activation == Tanh {
-				for j, v := range b.Data {
-					b.Data[j] = math.Tanh(v)
-				}
-			} else {
-				for j, v := range b.Data {
-					if v < 0 {
-						b.Data[j] = 0
-					}
-				}
-			}
-		}
-		a = b
-	}
+	op := mlpOp{kind: mlpValue, sizes: w.sizes(), act: w.Activation}
+	op.compute(append([][]float64{x}, w.Params()...), out)
 }
 
 // CoordMLP is one MLP with shared weights applied to every row of an

@@ -1,0 +1,184 @@
+package bnn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+)
+
+// Names of the metrics a Monitor reports.
+const (
+	MetricError    = "test_error"     // error of the ensemble of the K chains at the latest step
+	MetricNLL      = "test_nll"       // summed NLL of that ensemble
+	MetricErrorAvg = "test_error_avg" // error of the running time-average predictive
+	MetricNLLAvg   = "test_nll_avg"   // summed NLL of the running time-average predictive
+)
+
+// MonitorConfig configures a Monitor.
+type MonitorConfig struct {
+	// Batch is the number of test examples the predictive graph
+	// evaluates at a time (DefaultPredictBatch when zero).
+	Batch int
+	// Float32 evaluates the predictive graph in float32 instead of
+	// float64.
+	Float32 bool
+	// AverageEvery, when positive, makes Observe add the ensemble's
+	// predictive probabilities to a running time average every
+	// AverageEvery steps (after BurnIn steps); Metrics then also reports
+	// test_error_avg and test_nll_avg of the averaged predictive. Each
+	// such step costs one pass over the test set. The authors' protocol
+	// does not average over time (zero, the default).
+	AverageEvery int
+	// BurnIn is the number of first steps left out of the running average.
+	BurnIn int
+}
+
+// Monitor measures K chains sampling a Bayesian MLP by the authors' MNIST
+// protocol; it implements tasks.Monitor. Observe keeps the latest
+// positions; Metrics evaluates the ensemble predictive of the K chains at
+// those positions on the test set and reports test_error (1 − accuracy of
+// the argmax of the mean predictive probability) and test_nll (the negative
+// log of the mean predictive probability of the true label, summed over the
+// test set), plus test_error_avg and test_nll_avg of the running
+// time-average predictive when MonitorConfig.AverageEvery is set.
+type Monitor struct {
+	net    MLP
+	k      int
+	cfg    MonitorConfig
+	test   Dataset
+	labels []int
+	pred   *Predictor
+
+	theta    []float64
+	step     int // step of the latest observation; 0 before the first
+	last     *Prediction
+	lastStep int // step of last
+
+	sum   []float64 // Σ over averaged steps of p̂(c|x_n), N × classes
+	count int
+
+	metrics     []tasks.Metric
+	metricsStep int
+}
+
+var _ tasks.Monitor = (*Monitor)(nil)
+
+// NewMonitor returns a monitor of k chains of net evaluated on test.
+func NewMonitor(net MLP, k int, test Dataset, cfg MonitorConfig) (*Monitor, error) {
+	if test.Len() < 1 {
+		return nil, fmt.Errorf("bnn: monitor on an empty test set")
+	}
+	if cfg.Batch < 0 || cfg.AverageEvery < 0 || cfg.BurnIn < 0 {
+		return nil, fmt.Errorf("bnn: monitor config %+v has a negative entry", cfg)
+	}
+	if cfg.Batch == 0 {
+		cfg.Batch = min(DefaultPredictBatch, test.Len())
+	}
+	dt := graph.Float64
+	if cfg.Float32 {
+		dt = graph.Float32
+	}
+	if test.Inputs() != net.Inputs() || test.Classes() != net.Classes() {
+		return nil, fmt.Errorf("bnn: a %v network for test data of %d inputs and %d classes", net.Sizes, test.Inputs(), test.Classes())
+	}
+	p, err := NewPredictor(net, k, cfg.Batch, dt)
+	if err != nil {
+		return nil, err
+	}
+	m := &Monitor{net: p.net, k: k, cfg: cfg, test: test, pred: p, theta: make([]float64, p.net.Dim()*k)}
+	m.labels = make([]int, test.Len())
+	x := make([]float64, test.Inputs())
+	for i := range m.labels {
+		m.labels[i] = test.Example(i, x)
+	}
+	if cfg.AverageEvery > 0 {
+		m.sum = make([]float64, test.Len()*net.Classes())
+	}
+	return m, nil
+}
+
+// Observe implements tasks.Monitor: it keeps a copy of the positions and,
+// at averaging steps, adds their predictive to the running average.
+func (m *Monitor) Observe(step int, theta []float64) error {
+	if len(theta) != len(m.theta) {
+		return fmt.Errorf("bnn monitor: %d positions for %d parameters × %d chains", len(theta), m.net.Dim(), m.k)
+	}
+	copy(m.theta, theta)
+	m.step = step
+	m.last = nil
+	if m.cfg.AverageEvery > 0 && step > m.cfg.BurnIn && step%m.cfg.AverageEvery == 0 {
+		pr, err := m.latest()
+		if err != nil {
+			return err
+		}
+		for i, lp := range pr.LogProbs {
+			m.sum[i] += math.Exp(lp)
+		}
+		m.count++
+	}
+	return nil
+}
+
+// latest returns the prediction at the latest positions, computing it once
+// per observation.
+func (m *Monitor) latest() (*Prediction, error) {
+	if m.last != nil && m.lastStep == m.step {
+		return m.last, nil
+	}
+	pr, err := m.pred.Predict(m.theta, m.test)
+	if err != nil {
+		return nil, err
+	}
+	m.last, m.lastStep = pr, m.step
+	return pr, nil
+}
+
+// Metrics implements tasks.Monitor: test_error and test_nll of the ensemble
+// at the latest positions, then (when averaging) test_error_avg and
+// test_nll_avg of the running average, NaN before its first step.
+func (m *Monitor) Metrics() ([]tasks.Metric, error) {
+	if m.step == 0 {
+		return nil, fmt.Errorf("bnn monitor: no positions observed yet")
+	}
+	pr, err := m.latest()
+	if err != nil {
+		return nil, err
+	}
+	ms := []tasks.Metric{{Name: MetricError, Value: pr.Error}, {Name: MetricNLL, Value: pr.NLL}}
+	if m.cfg.AverageEvery > 0 {
+		e, nll := math.NaN(), math.NaN()
+		if m.count > 0 {
+			avg := make([]float64, len(m.sum))
+			for i, s := range m.sum {
+				avg[i] = s / float64(m.count)
+			}
+			e, nll = errorNLL(avg, m.labels, m.net.Classes())
+		}
+		ms = append(ms, tasks.Metric{Name: MetricErrorAvg, Value: e}, tasks.Metric{Name: MetricNLLAvg, Value: nll})
+	}
+	m.metrics, m.metricsStep = ms, m.step
+	return append([]tasks.Metric(nil), ms...), nil
+}
+
+// Summary implements tasks.Monitor: the metrics at the latest positions (the
+// last ones Metrics returned if no step was observed since).
+func (m *Monitor) Summary() ([]tasks.Metric, error) {
+	if m.metrics != nil && m.metricsStep == m.step {
+		return append([]tasks.Metric(nil), m.metrics...), nil
+	}
+	return m.Metrics()
+}
+
+// Prediction returns the ensemble prediction at the latest observed
+// positions.
+func (m *Monitor) Prediction() (*Prediction, error) {
+	if m.step == 0 {
+		return nil, fmt.Errorf("bnn monitor: no positions observed yet")
+	}
+	return m.latest()
+}
+
+// Close releases the compiled predictive graph.
+func (m *Monitor) Close() error { return m.pred.Close() }
