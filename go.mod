@@ -37,6 +37,7 @@ require (
 	golang.org/x/term v0.14.0 // indirect
 	golang.org/x/text v0.3.7 // indirect
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
+	gonum.org/v1/netlib v0.0.0-20220323200511-14de99971b2d // indirect
 	gonum.org/v1/plot v0.11.0 // indirect
 	google.golang.org/protobuf v1.28.0 // indirect
 	gorgonia.org/cu v0.9.4 // indirect

@@ -160,17 +160,32 @@ func (m MLP) logits(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
 		return G.Rectify(z)
 	}
 
-	// Layer 0, all chains at once.
+	// θ is cut in two row blocks, W_0 and everything after it, and the
+	// smaller parameters are cut from the second: the gradient of every
+	// slice is a zero-padded copy of the sliced node, so slicing each
+	// parameter from θ itself would cost a (D, K) pad and add per
+	// parameter.
 	in, out := m.Sizes[0], m.Sizes[1]
-	ow, ob := m.Offsets(0)
-	w, err := graph.Slice(theta, 0, ow, ob)
+	_, ob := m.Offsets(0)
+	w, err := graph.Slice(theta, 0, 0, ob)
 	if err != nil {
 		return nil, err
 	}
 	if w, err = graph.Reshape(w, in, out*k); err != nil {
 		return nil, err
 	}
-	b, err := graph.Slice(theta, 0, ob, ob+out)
+	rest, err := graph.Slice(theta, 0, ob, m.Dim())
+	if err != nil {
+		return nil, err
+	}
+	// block returns rows [start, end) of θ from rest.
+	block := func(start, end int) (*G.Node, error) {
+		if start == ob && end == m.Dim() {
+			return rest, nil
+		}
+		return graph.Slice(rest, 0, start-ob, end-ob)
+	}
+	b, err := block(ob, ob+out)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +216,7 @@ func (m MLP) logits(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
 		in, out := m.Sizes[l], m.Sizes[l+1]
 		ow, ob := m.Offsets(l)
 		// W_l of all chains: rows (in·out, K) → (in, out, K) → (K, in, out).
-		w, err := graph.Slice(theta, 0, ow, ob)
+		w, err := block(ow, ob)
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +227,7 @@ func (m MLP) logits(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
 			return nil, err
 		}
 		// b_l: (out, K) → (K, out) → (K, 1, out).
-		b, err := graph.Slice(theta, 0, ob, ob+out)
+		b, err := block(ob, ob+out)
 		if err != nil {
 			return nil, err
 		}

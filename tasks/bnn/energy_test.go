@@ -184,7 +184,11 @@ func TestEnergyMatchesOracle(t *testing.T) {
 						what      string
 						got, want []float64
 					}{{"U", got.U, want.U}, {"∇U", got.Grad, want.Grad}, {"prior", got.Prior, want.Prior}, {"∇prior", got.PriorGrad, want.PriorGrad}} {
-						if d := maxRelDiff(cmp.got, cmp.want); !(d <= tol) {
+						d := maxRelDiff(cmp.got, cmp.want)
+						if step == 0 {
+							t.Logf("%s: relative difference %.3g", cmp.what, d)
+						}
+						if !(d <= tol) {
 							t.Errorf("batch %d: %s differs from the oracle by %.3g (relative to its largest entry), tolerance %g", step, cmp.what, d, tol)
 						}
 					}
@@ -268,6 +272,7 @@ func TestGradientFiniteDifferences(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Logf("∇U against finite differences: %v", res)
 			if res.Worst > 1e-6 {
 				t.Errorf("∇U against finite differences: %v", res)
 			}

@@ -1,0 +1,165 @@
+package bnn
+
+import (
+	"slices"
+	"sort"
+	"time"
+
+	"math/rand/v2"
+	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+)
+
+// Energy plus gradient of the network-topology test net (784-40-40-10 ReLU)
+// for K = 20 chains on minibatches of M = 500 synthetic examples: the
+// compiled graph (tasks.Compile + Evaluate, minibatch loading included)
+// against the hand-written gonum oracle (the same pure-Go BLAS, minibatch
+// loading included), in float64 and float32.
+//
+//	go test ./tasks/bnn -run '^$' -bench Energy -benchtime 20x -count 5
+const (
+	benchK     = 20
+	benchBatch = 500
+	benchN     = 1000
+)
+
+var benchNet = MLP{Sizes: []int{784, 40, 40, 10}, Activation: ReLU}
+
+func BenchmarkEnergyGraph(b *testing.B) {
+	for _, dt := range []graph.Dtype{graph.Float64, graph.Float32} {
+		b.Run(dt.String(), func(b *testing.B) {
+			data := synthetic(b, benchN, 784, 10, 1)
+			e, err := New(benchNet, data, benchBatch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ev, err := tasks.Compile(e, benchK, dt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ev.Close()
+			rng := rand.New(rand.NewPCG(1, 1))
+			theta := benchNet.Init(rng, benchK, 0.05)
+			eval := tasks.NewEval(benchNet.Dim(), benchK)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := ev.Evaluate(rng, theta, eval); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkEnergyOracle(b *testing.B) {
+	b.Run("float64", func(b *testing.B) { benchOracle[float64](b) })
+	b.Run("float32", func(b *testing.B) { benchOracle[float32](b) })
+}
+
+func benchOracle[T float](b *testing.B) {
+	data := synthetic(b, benchN, 784, 10, 1)
+	rng := rand.New(rand.NewPCG(1, 1))
+	theta64 := benchNet.Init(rng, benchK, 0.05)
+	theta := make([]T, len(theta64))
+	for i, v := range theta64 {
+		theta[i] = T(v)
+	}
+	o := newOracle[T](benchNet, benchK, benchBatch)
+	bt := newBatcher(data, benchBatch)
+	x64 := make([]float64, benchBatch*784)
+	x := make([]T, len(x64))
+	y := make([]int, benchBatch)
+	u := make([]T, benchK)
+	grad := make([]T, len(theta))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := bt.next(rng, x64, y); err != nil {
+			b.Fatal(err)
+		}
+		for j, v := range x64 {
+			x[j] = T(v)
+		}
+		o.eval(theta, x, y, benchN, u, grad)
+	}
+}
+
+// BenchmarkEnergyRatio alternates blocks of graph and oracle evaluations,
+// so that both see the same machine load, and reports the medians and
+// minima of each (per evaluation) and their ratios (graph/oracle).
+//
+//	go test ./tasks/bnn -run '^$' -bench EnergyRatio -benchtime 30x
+func BenchmarkEnergyRatio(b *testing.B) {
+	b.Run("float64", func(b *testing.B) { benchRatio[float64](b, graph.Float64) })
+	b.Run("float32", func(b *testing.B) { benchRatio[float32](b, graph.Float32) })
+}
+
+func benchRatio[T float](b *testing.B, dt graph.Dtype) {
+	data := synthetic(b, benchN, 784, 10, 1)
+	e, err := New(benchNet, data, benchBatch)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev, err := tasks.Compile(e, benchK, dt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ev.Close()
+	rng := rand.New(rand.NewPCG(1, 1))
+	theta64 := benchNet.Init(rng, benchK, 0.05)
+	eval := tasks.NewEval(benchNet.Dim(), benchK)
+	theta := make([]T, len(theta64))
+	for i, v := range theta64 {
+		theta[i] = T(v)
+	}
+	o := newOracle[T](benchNet, benchK, benchBatch)
+	bt := newBatcher(data, benchBatch)
+	x64 := make([]float64, benchBatch*784)
+	x := make([]T, len(x64))
+	y := make([]int, benchBatch)
+	u := make([]T, benchK)
+	grad := make([]T, len(theta))
+	// Each iteration times a block of graph evaluations, then a block of
+	// oracle evaluations: within a block, the garbage collection the graph's
+	// allocations cause is charged to the graph.
+	const block = 3
+	var tg, to []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		for j := 0; j < block; j++ {
+			if err := ev.Evaluate(rng, theta64, eval); err != nil {
+				b.Fatal(err)
+			}
+		}
+		mid := time.Now()
+		for j := 0; j < block; j++ {
+			if err := bt.next(rng, x64, y); err != nil {
+				b.Fatal(err)
+			}
+			for j, v := range x64 {
+				x[j] = T(v)
+			}
+			o.eval(theta, x, y, benchN, u, grad)
+		}
+		tg = append(tg, float64(mid.Sub(start).Nanoseconds())/block)
+		to = append(to, float64(time.Since(mid).Nanoseconds())/block)
+	}
+	b.StopTimer()
+	ratios := make([]float64, len(tg))
+	for i := range tg {
+		ratios[i] = tg[i] / to[i]
+	}
+	med := func(v []float64) float64 {
+		s := append([]float64(nil), v...)
+		sort.Float64s(s)
+		return s[len(s)/2]
+	}
+	b.ReportMetric(med(tg)/1e6, "graph-ms")
+	b.ReportMetric(med(to)/1e6, "oracle-ms")
+	b.ReportMetric(slices.Min(tg)/1e6, "graph-min-ms")
+	b.ReportMetric(slices.Min(to)/1e6, "oracle-min-ms")
+	b.ReportMetric(med(ratios), "ratio-median")
+	b.ReportMetric(slices.Min(tg)/slices.Min(to), "ratio-of-min")
+}

@@ -1,0 +1,288 @@
+package gru
+
+import (
+	"fmt"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/tasks/music"
+)
+
+// DefaultSegment is the default number of steps of the segment graph.
+const DefaultSegment = 64
+
+// MaxSegment is the largest allowed segment: longer graphs compile slowly
+// and Gorgonia misbehaved on unrolls of more than 256 steps.
+const MaxSegment = 128
+
+// Config configures a Model.
+type Config struct {
+	// Hidden is the number H of hidden units (required).
+	Hidden int
+	// Chains is the number K of chains evaluated together (required).
+	Chains int
+	// Segment is the number S of steps of the segment graph (1 to
+	// MaxSegment; DefaultSegment when zero).
+	Segment int
+	// Dtype is the element type of the graphs, graph.Float64 (the default,
+	// when zero) or graph.Float32. Positions and results are float64
+	// either way.
+	Dtype graph.Dtype
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Hidden < 1 || c.Chains < 1 {
+		return c, fmt.Errorf("gru: %d hidden units and %d chains must be positive", c.Hidden, c.Chains)
+	}
+	if c.Segment == 0 {
+		c.Segment = DefaultSegment
+	}
+	if c.Segment < 1 || c.Segment > MaxSegment {
+		return c, fmt.Errorf("gru: segment of %d steps, want 1 to %d", c.Segment, MaxSegment)
+	}
+	if c.Dtype == (graph.Dtype{}) {
+		c.Dtype = graph.Float64
+	}
+	if c.Dtype != graph.Float64 && c.Dtype != graph.Float32 {
+		return c, fmt.Errorf("gru: dtype %v, want float64 or float32", c.Dtype)
+	}
+	return c, nil
+}
+
+// Model is a GRU 88 → H → 88 with Bernoulli outputs for K chains: it
+// computes log-likelihoods of sequences and their gradients with respect to
+// the positions θ of the chains (D·K values, coordinate-major, parameters as
+// described by Layout) by chaining one compiled segment graph of S steps
+// over the sequence.
+//
+// Frame t of a sequence is predicted from the hidden state h_{t−1} (h_0 =
+// 0) by the logits l_t = h_{t−1}·Wo + bo, with log p(x_t | x_<t) =
+// Σ_j x_tj·l_tj − softplus(l_tj); then the frame is consumed by the GRU of
+// Cho et al. (2014):
+//
+//	z  = σ(x_t·W_z + h·U_z + b_z)
+//	r  = σ(x_t·W_r + h·U_r + b_r)
+//	ĥ  = tanh(x_t·W_h + (r⊙h)·U_h + b_h)
+//	h' = (1−z)⊙h + z⊙ĥ
+//
+// The gradient runs the segments forward keeping the state entering each,
+// then backward in reverse order carrying the adjoint of the state, so any
+// length is exact with memory O(S).
+//
+// A Model is not safe for concurrent use.
+type Model struct {
+	cfg    Config
+	layout Layout
+	seg    *segment
+	kn     *kernel // positions in kernel layout
+	acc    *kernel // gradient accumulator in kernel layout
+	x      []float64
+	mask   []float64
+	hs     [][]float64 // state entering each segment
+	adj    []float64   // adjoint of the state leaving the current segment
+	adjL   []float64
+	buf    []float64
+	thetaP []float64 // positions last loaded into the graph
+}
+
+// NewModel builds and compiles the segment graph described by cfg.
+func NewModel(cfg Config) (*Model, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	seg, err := newSegment(cfg.Hidden, cfg.Chains, cfg.Segment, 1, cfg.Dtype, true)
+	if err != nil {
+		return nil, err
+	}
+	h, k, s := cfg.Hidden, cfg.Chains, cfg.Segment
+	return &Model{
+		cfg: cfg, layout: Layout{H: h}, seg: seg,
+		kn: newKernel(h, k), acc: newKernel(h, k),
+		x: make([]float64, k*s*Keys), mask: make([]float64, s),
+		adj: make([]float64, k*h), adjL: make([]float64, k),
+	}, nil
+}
+
+// Config returns the model's configuration (with defaults filled in).
+func (m *Model) Config() Config { return m.cfg }
+
+// Layout returns the parameter layout of one chain.
+func (m *Model) Layout() Layout { return m.layout }
+
+// Dim returns D, the number of parameters of one chain.
+func (m *Model) Dim() int { return m.layout.Dim() }
+
+// Chains returns K.
+func (m *Model) Chains() int { return m.cfg.Chains }
+
+// Close releases the compiled programs.
+func (m *Model) Close() error { return m.seg.Close() }
+
+// load puts the positions into the graph.
+func (m *Model) load(theta []float64) error {
+	if want := m.Dim() * m.cfg.Chains; len(theta) != want {
+		return fmt.Errorf("gru: %d positions for %d parameters × %d chains", len(theta), m.Dim(), m.cfg.Chains)
+	}
+	m.layout.toKernel(theta, m.cfg.Chains, m.kn)
+	return m.seg.setParams(m.kn)
+}
+
+// loadFrames puts frames s·S … s·S+S−1 of seq (zeros and mask 0 past its
+// end) into the graph.
+func (m *Model) loadFrames(seq music.Sequence, s int) error {
+	S, K := m.cfg.Segment, m.cfg.Chains
+	one := m.x[:S*Keys]
+	clear(one)
+	t0 := s * S
+	for t := 0; t < S; t++ {
+		m.mask[t] = 0
+		if t0+t < seq.T {
+			m.mask[t] = 1
+			for j, v := range seq.Frame(t0 + t) {
+				one[t*Keys+j] = float64(v)
+			}
+		}
+	}
+	for k := 1; k < K; k++ {
+		copy(m.x[k*S*Keys:(k+1)*S*Keys], one)
+	}
+	if err := graph.SetValue(m.seg.x, m.x); err != nil {
+		return err
+	}
+	return graph.SetValue(m.seg.mask, m.mask)
+}
+
+func checkSequence(seq music.Sequence) error {
+	if seq.T < 1 || len(seq.Roll) < seq.T*Keys {
+		return fmt.Errorf("gru: sequence of %d frames with %d roll values", seq.T, len(seq.Roll))
+	}
+	return nil
+}
+
+// segments returns the number of segments of a sequence of T frames.
+func (m *Model) segments(T int) int { return (T + m.cfg.Segment - 1) / m.cfg.Segment }
+
+// LogLik writes log p(seq | θ_k) for each chain k into ll (length K), for
+// the positions theta (D·K, coordinate-major).
+func (m *Model) LogLik(theta []float64, seq music.Sequence, ll []float64) error {
+	if len(ll) != m.cfg.Chains {
+		return fmt.Errorf("gru: %d log-likelihoods for %d chains", len(ll), m.cfg.Chains)
+	}
+	if err := checkSequence(seq); err != nil {
+		return err
+	}
+	if err := m.load(theta); err != nil {
+		return err
+	}
+	clear(ll)
+	clear(m.adj) // the state, here
+	for s := 0; s < m.segments(seq.T); s++ {
+		if err := m.loadFrames(seq, s); err != nil {
+			return err
+		}
+		if err := graph.SetValue(m.seg.hIn, m.adj); err != nil {
+			return err
+		}
+		if err := m.seg.score.Run(); err != nil {
+			return err
+		}
+		var err error
+		if m.buf, err = graph.Value(m.seg.loss, m.buf); err != nil {
+			return err
+		}
+		for k, v := range m.buf {
+			ll[k] -= v
+		}
+		if m.adj, err = graph.Value(m.seg.hOut, m.adj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NLLGrad computes, for the positions theta (D·K, coordinate-major), the
+// negative log-likelihood nll_k = −log p(seq | θ_k) of each chain (into nll,
+// length K) and the gradient of Σ_k scale·nll_k (into grad, length D·K,
+// coordinate-major).
+func (m *Model) NLLGrad(theta []float64, seq music.Sequence, scale float64, nll, grad []float64) error {
+	K, H := m.cfg.Chains, m.cfg.Hidden
+	if len(nll) != K || len(grad) != m.Dim()*K {
+		return fmt.Errorf("gru: %d values and %d gradient entries for %d parameters × %d chains", len(nll), len(grad), m.Dim(), K)
+	}
+	if err := checkSequence(seq); err != nil {
+		return err
+	}
+	if err := m.load(theta); err != nil {
+		return err
+	}
+	n := m.segments(seq.T)
+	for len(m.hs) < n {
+		m.hs = append(m.hs, make([]float64, K*H))
+	}
+	// Forward: the state entering every segment.
+	clear(m.hs[0])
+	for s := 0; s+1 < n; s++ {
+		if err := m.loadFrames(seq, s); err != nil {
+			return err
+		}
+		if err := graph.SetValue(m.seg.hIn, m.hs[s]); err != nil {
+			return err
+		}
+		if err := m.seg.state.Run(); err != nil {
+			return err
+		}
+		var err error
+		if m.hs[s+1], err = graph.Value(m.seg.hOut, m.hs[s+1]); err != nil {
+			return err
+		}
+	}
+	// Backward, carrying the adjoint of the state.
+	for k := range m.adjL {
+		m.adjL[k] = scale
+	}
+	if err := graph.SetValue(m.seg.adjL, m.adjL); err != nil {
+		return err
+	}
+	clear(m.adj)
+	clear(nll)
+	m.acc.zero()
+	acc := m.acc.parts()
+	for s := n - 1; s >= 0; s-- {
+		if err := m.loadFrames(seq, s); err != nil {
+			return err
+		}
+		if err := graph.SetValue(m.seg.hIn, m.hs[s]); err != nil {
+			return err
+		}
+		if err := graph.SetValue(m.seg.adjH, m.adj); err != nil {
+			return err
+		}
+		if err := m.seg.vjp.Run(); err != nil {
+			return err
+		}
+		var err error
+		if m.buf, err = graph.Value(m.seg.loss, m.buf); err != nil {
+			return err
+		}
+		for k, v := range m.buf {
+			nll[k] += v
+		}
+		for i, node := range m.seg.grads {
+			if m.buf, err = graph.Value(node, m.buf); err != nil {
+				return err
+			}
+			a := acc[i]
+			if len(m.buf) != len(a) {
+				return fmt.Errorf("gru: gradient part %d has %d entries, want %d", i, len(m.buf), len(a))
+			}
+			for j, v := range m.buf {
+				a[j] += v
+			}
+		}
+		if m.adj, err = graph.Value(m.seg.dhIn, m.adj); err != nil {
+			return err
+		}
+	}
+	m.layout.fromKernel(m.acc, K, 1, grad)
+	return nil
+}

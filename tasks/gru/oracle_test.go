@@ -1,0 +1,209 @@
+package gru
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/metasgmcmc/metasgmcmc/tasks/music"
+)
+
+// The oracle: a plain hand-written GRU forward and backward pass in Go, one
+// chain at a time, with gonum's blas64 for the matrix products. It shares no
+// code with the package but the parameter layout.
+
+// oracleChain holds the parameters of one chain as dense matrices and the
+// work space of a forward/backward pass.
+type oracleChain struct {
+	h                     int
+	wx, u, b, wo, bo      []float64 // 88×3H, H×3H, 3H, H×88, 88
+	dwx, du, db, dwo, dbo []float64
+	// per step activations, T rows each
+	p, hprev, z, r, hh, rh, logits, dA, dout []float64
+}
+
+func newOracleChain(h int) *oracleChain {
+	return &oracleChain{
+		h:  h,
+		wx: make([]float64, Keys*3*h), u: make([]float64, h*3*h), b: make([]float64, 3*h),
+		wo: make([]float64, h*Keys), bo: make([]float64, Keys),
+		dwx: make([]float64, Keys*3*h), du: make([]float64, h*3*h), db: make([]float64, 3*h),
+		dwo: make([]float64, h*Keys), dbo: make([]float64, Keys),
+	}
+}
+
+func grow(x []float64, n int) []float64 {
+	if cap(x) < n {
+		return make([]float64, n)
+	}
+	return x[:n]
+}
+
+func gen(rows, cols, stride int, data []float64) blas64.General {
+	return blas64.General{Rows: rows, Cols: cols, Stride: stride, Data: data}
+}
+
+func vec(x []float64) blas64.Vector { return blas64.Vector{N: len(x), Inc: 1, Data: x} }
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// softplus is log(1 + eˣ), computed stably.
+func softplus(x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
+
+// get copies chain k's parameters out of theta (D·K, coordinate-major).
+func (c *oracleChain) get(theta []float64, nk, k int) {
+	l := Layout{H: c.h}
+	for i, dst := range [][]float64{c.wx, c.u, c.b, c.wo, c.bo} {
+		off := []int{l.offWx(), l.offU(), l.offB(), l.offWo(), l.offBo()}[i]
+		for j := range dst {
+			dst[j] = theta[(off+j)*nk+k]
+		}
+	}
+}
+
+// put writes chain k's gradient, scaled by s, into grad (D·K).
+func (c *oracleChain) put(grad []float64, nk, k int, s float64) {
+	l := Layout{H: c.h}
+	for i, src := range [][]float64{c.dwx, c.du, c.db, c.dwo, c.dbo} {
+		off := []int{l.offWx(), l.offU(), l.offB(), l.offWo(), l.offBo()}[i]
+		for j, v := range src {
+			grad[(off+j)*nk+k] = s * v
+		}
+	}
+}
+
+// forward returns log p(x) for the frames x (T×88) and keeps the
+// activations.
+func (c *oracleChain) forward(x []float64, T int) float64 {
+	H := c.h
+	H3 := 3 * H
+	c.p = grow(c.p, T*H3)
+	for _, q := range []*[]float64{&c.hprev, &c.z, &c.r, &c.hh, &c.rh} {
+		*q = grow(*q, T*H)
+	}
+	c.logits = grow(c.logits, T*Keys)
+	// input projections of all frames: P = X·Wx + b
+	for t := 0; t < T; t++ {
+		copy(c.p[t*H3:(t+1)*H3], c.b)
+	}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, gen(T, Keys, Keys, x), gen(Keys, H3, H3, c.wx), 1, gen(T, H3, H3, c.p))
+	uzr := gen(H, 2*H, H3, c.u)
+	uh := gen(H, H, H3, c.u[2*H:])
+	h := make([]float64, H)
+	for t := 0; t < T; t++ {
+		copy(c.hprev[t*H:(t+1)*H], h)
+		a := c.p[t*H3 : (t+1)*H3]
+		blas64.Gemv(blas.Trans, 1, uzr, vec(h), 1, vec(a[:2*H])) // a_zr += hᵀU_zr
+		z, r, rh := c.z[t*H:(t+1)*H], c.r[t*H:(t+1)*H], c.rh[t*H:(t+1)*H]
+		for i := 0; i < H; i++ {
+			z[i] = sigmoid(a[i])
+			r[i] = sigmoid(a[H+i])
+			rh[i] = r[i] * h[i]
+		}
+		blas64.Gemv(blas.Trans, 1, uh, vec(rh), 1, vec(a[2*H:])) // a_h += (r⊙h)ᵀU_h
+		hh := c.hh[t*H : (t+1)*H]
+		for i := 0; i < H; i++ {
+			hh[i] = math.Tanh(a[2*H+i])
+			h[i] += z[i] * (hh[i] - h[i])
+		}
+	}
+	// logits of every frame from the state before it
+	for t := 0; t < T; t++ {
+		copy(c.logits[t*Keys:(t+1)*Keys], c.bo)
+	}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, gen(T, H, H, c.hprev), gen(H, Keys, Keys, c.wo), 1, gen(T, Keys, Keys, c.logits))
+	ll := 0.0
+	for i, l := range c.logits {
+		ll += x[i]*l - softplus(l)
+	}
+	return ll
+}
+
+// backward computes the gradient of −log p(x) after forward.
+func (c *oracleChain) backward(x []float64, T int) {
+	H := c.h
+	H3 := 3 * H
+	c.dA = grow(c.dA, T*H3)
+	c.dout = grow(c.dout, T*H)
+	// d(−ll)/d logits = σ(l) − x
+	dl := make([]float64, T*Keys)
+	for i, l := range c.logits {
+		dl[i] = sigmoid(l) - x[i]
+	}
+	clear(c.dwo)
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(T, H, H, c.hprev), gen(T, Keys, Keys, dl), 0, gen(H, Keys, Keys, c.dwo))
+	clear(c.dbo)
+	for t := 0; t < T; t++ {
+		for j := 0; j < Keys; j++ {
+			c.dbo[j] += dl[t*Keys+j]
+		}
+	}
+	// adjoint of each state h_{t−1} from the prediction of frame t
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(T, Keys, Keys, dl), gen(H, Keys, Keys, c.wo), 0, gen(T, H, H, c.dout))
+	uzr := gen(H, 2*H, H3, c.u)
+	uh := gen(H, H, H3, c.u[2*H:])
+	dh := make([]float64, H)   // adjoint of the state after step t
+	dprev := make([]float64, H) // adjoint of the state before step t
+	drh := make([]float64, H)
+	for t := T - 1; t >= 0; t-- {
+		hp := c.hprev[t*H : (t+1)*H]
+		z, r, hh := c.z[t*H:(t+1)*H], c.r[t*H:(t+1)*H], c.hh[t*H:(t+1)*H]
+		da := c.dA[t*H3 : (t+1)*H3]
+		for i := 0; i < H; i++ {
+			dprev[i] = dh[i] * (1 - z[i])
+			da[i] = dh[i] * (hh[i] - hp[i]) * z[i] * (1 - z[i]) // d a_z
+			da[2*H+i] = dh[i] * z[i] * (1 - hh[i]*hh[i])         // d a_h
+		}
+		blas64.Gemv(blas.NoTrans, 1, uh, vec(da[2*H:]), 0, vec(drh)) // d(r⊙h) = U_h·da_h
+		for i := 0; i < H; i++ {
+			dprev[i] += drh[i] * r[i]
+			da[H+i] = drh[i] * hp[i] * r[i] * (1 - r[i]) // d a_r
+		}
+		blas64.Gemv(blas.NoTrans, 1, uzr, vec(da[:2*H]), 1, vec(dprev)) // += U_zr·da_zr
+		for i := 0; i < H; i++ {
+			dprev[i] += c.dout[t*H+i]
+		}
+		dh, dprev = dprev, dh
+	}
+	// weight gradients from the stacked pre-activation adjoints
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(T, H, H, c.hprev), gen(T, 2*H, H3, c.dA), 0, gen(H, 2*H, H3, c.du))
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(T, H, H, c.rh), gen(T, H, H3, c.dA[2*H:]), 0, gen(H, H, H3, c.du[2*H:]))
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(T, Keys, Keys, x), gen(T, H3, H3, c.dA), 0, gen(Keys, H3, H3, c.dwx))
+	clear(c.db)
+	for t := 0; t < T; t++ {
+		for j := 0; j < H3; j++ {
+			c.db[j] += c.dA[t*H3+j]
+		}
+	}
+}
+
+// oracle evaluates the GRU of every chain on sequences.
+type oracle struct {
+	h, k int
+	c    *oracleChain
+	x    []float64
+}
+
+func newOracle(h, k int) *oracle { return &oracle{h: h, k: k, c: newOracleChain(h)} }
+
+// logLik writes log p(seq | θ_k) into ll.
+func (o *oracle) logLik(theta []float64, seq music.Sequence, ll []float64) {
+	o.x = seq.Float64s(o.x)
+	for k := 0; k < o.k; k++ {
+		o.c.get(theta, o.k, k)
+		ll[k] = o.c.forward(o.x, seq.T)
+	}
+}
+
+// nllGrad writes −log p(seq | θ_k) into nll and the gradient of
+// scale·Σ_k nll_k into grad.
+func (o *oracle) nllGrad(theta []float64, seq music.Sequence, scale float64, nll, grad []float64) {
+	o.x = seq.Float64s(o.x)
+	for k := 0; k < o.k; k++ {
+		o.c.get(theta, o.k, k)
+		nll[k] = -o.c.forward(o.x, seq.T)
+		o.c.backward(o.x, seq.T)
+		o.c.put(grad, o.k, k, scale)
+	}
+}
