@@ -440,6 +440,68 @@ func mat(data []float64, rows, cols int) blas64.General {
 	return blas64.General{Rows: rows, Cols: cols, Stride: cols, Data: data[:rows*cols]}
 }
 
+// smallLayer is the largest fin·fout for which plain loops beat BLAS calls
+// on a block of rows (BLAS pays a call and goroutine cost per product).
+const smallLayer = 512
+
+// mulAdd sets C += A·W for A (rows × fin), W (fin × fout), C (rows × fout).
+func mulAdd(c, a, w []float64, rows, fin, fout int) {
+	if fin*fout > smallLayer {
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, mat(a, rows, fin), mat(w, fin, fout), 1, mat(c, rows, fout))
+		return
+	}
+	for r := 0; r < rows; r++ {
+		cr := c[r*fout : (r+1)*fout]
+		for i, v := range a[r*fin : (r+1)*fin] {
+			if v == 0 {
+				continue
+			}
+			for j, wij := range w[i*fout : (i+1)*fout] {
+				cr[j] += v * wij
+			}
+		}
+	}
+}
+
+// mulT sets D = S·Wᵀ for S (rows × fout), W (fin × fout), D (rows × fin).
+func mulT(d, src, w []float64, rows, fin, fout int) {
+	if fin*fout > smallLayer {
+		blas64.Gemm(blas.NoTrans, blas.Trans, 1, mat(src, rows, fout), mat(w, fin, fout), 0, mat(d, rows, fin))
+		return
+	}
+	for r := 0; r < rows; r++ {
+		sr := src[r*fout : (r+1)*fout]
+		dr := d[r*fin : (r+1)*fin]
+		for i := range dr {
+			s := 0.0
+			for j, wij := range w[i*fout : (i+1)*fout] {
+				s += sr[j] * wij
+			}
+			dr[i] = s
+		}
+	}
+}
+
+// mulTAdd sets G += Aᵀ·Z for A (rows × fin), Z (rows × fout), G (fin × fout).
+func mulTAdd(g, a, z []float64, rows, fin, fout int) {
+	if fin*fout > smallLayer {
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, mat(a, rows, fin), mat(z, rows, fout), 1, mat(g, fin, fout))
+		return
+	}
+	for r := 0; r < rows; r++ {
+		zr := z[r*fout : (r+1)*fout]
+		for i, v := range a[r*fin : (r+1)*fin] {
+			if v == 0 {
+				continue
+			}
+			gi := g[i*fout : (i+1)*fout]
+			for j, zj := range zr {
+				gi[j] += v * zj
+			}
+		}
+	}
+}
+
 // act1 and act2 are the activation's first two derivatives, given the
 // pre-activation z and the activation a.
 func (k *mlpKernel) act1(z, a float64) float64 {
@@ -467,11 +529,6 @@ func (k *mlpKernel) input(l int) []float64 {
 	return k.a[l-1]
 }
 
-// weight returns W_l as a matrix.
-func (k *mlpKernel) weight(l int) blas64.General {
-	return mat(k.params[2*l], k.op.sizes[l], k.op.sizes[l+1])
-}
-
 // forward computes the layers of a block: Z_l = A_{l−1}·W_l + b_l.
 func (k *mlpKernel) forward(x []float64, rows int) {
 	k.x, k.rows = x, rows
@@ -483,7 +540,7 @@ func (k *mlpKernel) forward(x []float64, rows int) {
 		for r := 0; r < rows; r++ {
 			copy(z[r*fout:(r+1)*fout], b)
 		}
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, mat(k.input(l), rows, fin), k.weight(l), 1, mat(z, rows, fout))
+		mulAdd(z, k.input(l), k.params[2*l], rows, fin, fout)
 		if l < L-1 {
 			a := k.a[l][:rows*fout]
 			if k.op.act == Tanh {
@@ -508,8 +565,7 @@ func (k *mlpKernel) forward(x []float64, rows int) {
 func (k *mlpKernel) addParamGrad(l int, in, zb, dp []float64) {
 	fin, fout := k.op.sizes[l], k.op.sizes[l+1]
 	rows := k.rows
-	dW := mat(dp[k.off[2*l]:], fin, fout)
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, mat(in, rows, fin), mat(zb, rows, fout), 1, dW)
+	mulTAdd(dp[k.off[2*l]:k.off[2*l]+fin*fout], in, zb, rows, fin, fout)
 	db := dp[k.off[2*l+1] : k.off[2*l+1]+fout]
 	for r := 0; r < rows; r++ {
 		for c, v := range zb[r*fout : (r+1)*fout] {
@@ -521,7 +577,7 @@ func (k *mlpKernel) addParamGrad(l int, in, zb, dp []float64) {
 // back multiplies an adjoint by W_lᵀ: dst = src·W_lᵀ.
 func (k *mlpKernel) back(l int, src, dst []float64) {
 	fin, fout := k.op.sizes[l], k.op.sizes[l+1]
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, mat(src, k.rows, fout), k.weight(l), 0, mat(dst, k.rows, fin))
+	mulT(dst, src, k.params[2*l], k.rows, fin, fout)
 }
 
 // reverse back-propagates upstream gradients gy of f over the block after
@@ -564,7 +620,9 @@ func (k *mlpKernel) tangent(x, h []float64, rows int) {
 		if l > 0 {
 			in = k.ad[l-1]
 		}
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, mat(in, rows, fin), k.weight(l), 0, mat(k.zd[l], rows, fout))
+		zd := k.zd[l][:rows*fout]
+		clear(zd)
+		mulAdd(zd, in, k.params[2*l], rows, fin, fout)
 		if l < L-1 {
 			zd, ad, z, a := k.zd[l], k.ad[l], k.z[l], k.a[l]
 			for c := range zd[:rows*fout] {
@@ -593,7 +651,7 @@ func (k *mlpKernel) tangentReverse(gy, dx, dp []float64) {
 			k.addParamGrad(l, k.input(l), zb, dp)
 			// the tangent path adds ind·ż̄ to dW but nothing to db
 			fin := k.op.sizes[l]
-			blas64.Gemm(blas.Trans, blas.NoTrans, 1, mat(ind, rows, fin), mat(zdb, rows, fout), 1, mat(dp[k.off[2*l]:], fin, fout))
+			mulTAdd(dp[k.off[2*l]:k.off[2*l]+fin*fout], ind, zdb, rows, fin, fout)
 		}
 		if l == 0 {
 			if dx != nil {

@@ -27,7 +27,7 @@ done
 
 # 3. tables and figures
 for s in 1 2 3 4 5; do
-	"$bin/figures" table -metric kl -steps 1000,3000,12000 -summary ess,ess_min \
+	"$bin/figures" table -metric kl -steps 1000,3000,12000 -summary ess,ess_min,target_lambda_min \
 		"NNSGHMC seed $s=$runs/nnsghmc-$s" "SGHMC seed $s=$runs/sghmc-$s" "SGHMC η×5 seed $s=$runs/sghmc5-$s" | tail -n +$([ $s = 1 ] && echo 1 || echo 3)
 done > $exp/table.md
 "$bin/figures" curves -metric kl -out $exp/kl -title "KL of the fitted Gaussian, 20-D test target (seed 1)" \

@@ -18,7 +18,9 @@ import (
 //     chains (summary only);
 //   - ess_min: the smallest per-dimension effective sample size over all
 //     chains (Stan's, Geyer's initial monotone sequence), and rhat_max the
-//     largest per-dimension split R̂ (summary only).
+//     largest per-dimension split R̂ (summary only);
+//   - target_lambda_min, target_lambda_max: the extreme eigenvalues of the
+//     target's covariance, which decide how stiff it is (summary only).
 type Monitor struct {
 	g     *Gaussian
 	k     int
@@ -96,5 +98,11 @@ func (m *Monitor) Summary() ([]tasks.Metric, error) {
 			rhatMax = rhat
 		}
 	}
-	return append(ms, tasks.Metric{Name: "ess_min", Value: essMin}, tasks.Metric{Name: "rhat_max", Value: rhatMax}), nil
+	var eig mat.EigenSym
+	if !eig.Factorize(m.g.cov, false) {
+		return nil, fmt.Errorf("gaussian monitor: eigenvalues of the target covariance did not converge")
+	}
+	lambda := eig.Values(nil)
+	return append(ms, tasks.Metric{Name: "ess_min", Value: essMin}, tasks.Metric{Name: "rhat_max", Value: rhatMax},
+		tasks.Metric{Name: "target_lambda_min", Value: lambda[0]}, tasks.Metric{Name: "target_lambda_max", Value: lambda[len(lambda)-1]}), nil
 }
