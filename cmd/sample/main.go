@@ -113,6 +113,12 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	var nnSettings any
+	if nn, ok := kernel.(*samplers.NNSGHMC); ok {
+		c := nn.Config()
+		c.Q, c.D = nil, nil // the networks are in --meta or drawn from --seed
+		nnSettings = c
+	}
 	mon, err := task.NewMonitor(o.chains)
 	if err != nil {
 		return err
@@ -193,6 +199,15 @@ func run(ctx context.Context, args []string) error {
 		"task": o.task, "sampler": o.sampler, "chains": o.chains, "steps": steps, "seed": o.seed,
 		"seconds": seconds, "steps_per_second": float64(steps) / seconds,
 		"dimension": d, "step_size": o.stepSize, "flags": cli.Resolved(fs),
+	}
+	if nnSettings != nil {
+		summary["nnsghmc"] = nnSettings
+		if o.warmupSteps > 0 {
+			summary["warmup_steps"], summary["warmup_step_size"] = o.warmupSteps, o.warmupStepSize
+		}
+	}
+	if o.sampler == "sghmc" {
+		summary["friction"] = o.friction
 	}
 	if runErr != nil {
 		summary["error"] = runErr.Error()
@@ -347,6 +362,9 @@ func (o *options) nnConfig(fs *pflag.FlagSet, task *catalog.Task) (samplers.NNCo
 			dh = o.nn.dHidden
 		}
 		cfg.RandomNets(qh, dh, rand.New(rand.NewPCG(o.seed, 0x6e657473))) // "nets"
+	}
+	if task.Defaults.TuneNN != nil {
+		task.Defaults.TuneNN(&cfg)
 	}
 	cfg.StepSize = o.stepSize
 	if o.alphaCoef > 0 {

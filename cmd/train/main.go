@@ -231,6 +231,9 @@ func problem(task *catalog.Task, k int) (train.Problem, error) {
 		return train.Problem{}, err
 	}
 	p := train.Problem{Target: t, Init: task.Init}
+	if task.Training.Init != nil {
+		p.Init = task.Training.Init
+	}
 	if task.NewLossTarget != nil {
 		if p.LossTarget, err = task.NewLossTarget(k); err != nil {
 			return train.Problem{}, err

@@ -64,6 +64,10 @@ type Defaults struct {
 	// for this many steps (the authors' first data epochs).
 	WarmupSteps    int
 	WarmupStepSize float64
+	// TuneNN, when not nil, adjusts an NNSGHMC configuration — trained or
+	// random — to this task's evaluation settings (clamps, Γ) before the
+	// command line's flags apply.
+	TuneNN func(*samplers.NNConfig)
 }
 
 // Training is a task's meta-training set-up.
@@ -75,6 +79,9 @@ type Training struct {
 	NN               samplers.NNConfig
 	AlphaCoef        float64
 	QHidden, DHidden []int
+	// Init, when not nil, draws the chains' fresh positions for training
+	// (else Task.Init).
+	Init func(rng *rand.Rand, k int) []float64
 }
 
 // Options select a task's variant.

@@ -1,0 +1,155 @@
+package catalog
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/tasks/bnn"
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
+	"github.com/metasgmcmc/metasgmcmc/tasks/mnist"
+	"github.com/metasgmcmc/metasgmcmc/train"
+)
+
+// mnistTask describes one of the paper's MNIST set-ups (section 5.2,
+// appendices D.2–D.3; the authors' hyper-parameters in
+// ../shared/reference/original-code.md §8).
+type mnistTask struct {
+	desc   string
+	net    bnn.MLP
+	digits []int // nil: all ten
+	// evaluation: per-batch learning rates (η = lr/N for SGLD and pSGLD,
+	// √(lr/N) for SGHMC and NNSGHMC), NNSGHMC's warm-up learning rate for
+	// the first data epoch, its clamps
+	lrSGLD, lrPSGLD, lrSGHMC, lrNN, lrNNWarm float64
+	clampQ, dMax                             float64
+	evalEvery                                int
+	training                                 *mnistTraining
+}
+
+// mnistTraining is a meta-training set-up on an MNIST task.
+type mnistTraining struct {
+	lr      float64 // per-batch learning rate: η = √(lr/N)
+	dMax    float64
+	window  int
+	every   int
+	initStd float64
+}
+
+// mnistNN are the authors' NNSGHMC settings on MNIST: u = log-joint/N
+// (energy scale −1), gradient input 70·∇Ũ/N, D_f = α·Q² + 50·|f_D|, c = 0,
+// β = 0, f_Q clamped to ±5, networks with one hidden layer of 10 ReLUs.
+var mnistNN = samplers.NNConfig{ClampQ: 5, DMax: 1000, DScale: 50, EnergyScale: -1, GradScale: 70, MomentumScale: 1}
+
+func init() {
+	nt := &mnistTraining{lr: 0.007, dMax: 1000, window: 15, every: 3, initStd: 0.2}
+	tasks := map[string]mnistTask{
+		"mnist-relu": {desc: "Bayesian MLP 784-20-10 ReLU on all MNIST digits: trains the NT and AF samplers",
+			net: bnn.NTTrain, lrSGLD: 0.2, lrPSGLD: 1.4e-3, lrSGHMC: 0.01, lrNN: 0.018, lrNNWarm: 0.0085,
+			clampQ: 5, dMax: 1000, evalEvery: 100, training: nt},
+		"mnist-data-train": {desc: "Bayesian MLP 784-20-5 ReLU on MNIST digits 0-4: trains the Data sampler",
+			net: bnn.DataTrain, digits: []int{0, 1, 2, 3, 4}, lrSGLD: 0.2, lrPSGLD: 1.3e-3, lrSGHMC: 0.01, lrNN: 0.018, lrNNWarm: 0.008,
+			clampQ: 4, dMax: 400, evalEvery: 20,
+			training: &mnistTraining{lr: 0.007, dMax: 400, window: 10, every: 5, initStd: 0.2}},
+		"mnist-nt": {desc: "network-topology generalisation: Bayesian MLP 784-40-40-10 ReLU on all MNIST digits",
+			net: bnn.NTTest, lrSGLD: 0.2, lrPSGLD: 1.4e-3, lrSGHMC: 0.01, lrNN: 0.018, lrNNWarm: 0.0085,
+			clampQ: 5, dMax: 1000, evalEvery: 100},
+		"mnist-af": {desc: "activation-function generalisation: Bayesian MLP 784-40-40-10 sigmoid on all MNIST digits",
+			net: bnn.AFTest, lrSGLD: 1.0, lrPSGLD: 1.3e-3, lrSGHMC: 0.15, lrNN: 0.18, lrNNWarm: 0.085,
+			clampQ: 4, dMax: 10000, evalEvery: 100},
+		"mnist-data": {desc: "data-set generalisation: Bayesian MLP 784-40-40-5 ReLU on MNIST digits 5-9",
+			net: bnn.DataTest, digits: []int{5, 6, 7, 8, 9}, lrSGLD: 0.2, lrPSGLD: 1.3e-3, lrSGHMC: 0.01, lrNN: 0.018, lrNNWarm: 0.008,
+			clampQ: 4, dMax: 400, evalEvery: 20},
+	}
+	for name, t := range tasks {
+		register(name, t.desc, t.build)
+	}
+}
+
+// mnistSets caches the loaded data by directory.
+var mnistSets = struct {
+	sync.Mutex
+	m map[string][2]*mnist.Set
+}{m: map[string][2]*mnist.Set{}}
+
+func loadMNIST(dir string) (*mnist.Set, *mnist.Set, error) {
+	dir = datadir.Dir(dir)
+	mnistSets.Lock()
+	defer mnistSets.Unlock()
+	if s, ok := mnistSets.m[dir]; ok {
+		return s[0], s[1], nil
+	}
+	train, test, err := mnist.Load(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	mnistSets.m[dir] = [2]*mnist.Set{train, test}
+	return train, test, nil
+}
+
+const mnistBatch = 500
+
+func (t mnistTask) build(o Options) (*Task, error) {
+	trainSet, testSet, err := loadMNIST(o.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	if t.digits != nil {
+		trainSet, testSet = trainSet.Subset(t.digits...), testSet.Subset(t.digits...)
+	}
+	energy, err := bnn.New(t.net, bnn.MNIST(trainSet), mnistBatch)
+	if err != nil {
+		return nil, err
+	}
+	n := float64(trainSet.N)
+	perEpoch := trainSet.N / mnistBatch
+	sqrtStep := func(lr float64) float64 { return math.Sqrt(lr / n) }
+	nn := mnistNN
+	clampQ, dMax := t.clampQ, t.dMax
+	task := &Task{
+		Dim:       t.net.Dim(),
+		Energy:    energy,
+		NewTarget: compiled(energy, o.Dtype, false),
+		// evaluation chains start at θ ~ 0.01·N(0, I), p = 0
+		Init: func(rng *rand.Rand, k int) []float64 { return t.net.Init(rng, k, 0.01) },
+		NewMonitor: func(k int) (tasks.Monitor, error) {
+			return bnn.NewMonitor(t.net, k, bnn.MNIST(testSet), bnn.MonitorConfig{})
+		},
+		Defaults: Defaults{
+			Chains: 20, Steps: 100 * perEpoch, EvalEvery: t.evalEvery,
+			StepSize: map[string]float64{
+				"sgld": t.lrSGLD / n, "psgld": t.lrPSGLD / n, "sghmc": sqrtStep(t.lrSGHMC), "nnsghmc": sqrtStep(t.lrNN),
+			},
+			SGHMCAlpha: 0.01, DataSize: n,
+			NN: nn, QHidden: []int{10}, DHidden: []int{10}, Gamma: samplers.GammaFD,
+			AlphaCoef:   0.01,
+			WarmupSteps: perEpoch, WarmupStepSize: sqrtStep(t.lrNNWarm),
+			TuneNN: func(c *samplers.NNConfig) {
+				c.ClampQ, c.DMax = clampQ, dMax
+				c.Gamma = samplers.GammaFD
+			},
+		},
+	}
+	if tr := t.training; tr != nil {
+		adam := train.AdamConfig{LR: 3e-3, Beta1: 0.5, Beta2: 0.9, Eps: 1e-8}
+		tnn := mnistNN
+		tnn.DMax = tr.dMax
+		task.Training = &Training{
+			Config: train.Config{
+				Chains: 20, Epochs: 40, SubEpochs: 7, Steps: 99, Window: tr.window,
+				Cross: &train.CrossChain{Every: tr.every, Lambda: 0.05, Weight: 1},
+				QAdam: adam, DAdam: adam,
+			},
+			StepSize: sqrtStep(tr.lr), NN: tnn, AlphaCoef: 0.01, QHidden: []int{10}, DHidden: []int{10},
+			// meta-training chains start at θ ~ 0.2·N(0, I), p = 0
+			Init: func(rng *rand.Rand, k int) []float64 { return t.net.Init(rng, k, tr.initStd) },
+		}
+	}
+	if trainSet.N < mnistBatch {
+		return nil, fmt.Errorf("%d training examples is fewer than one minibatch of %d", trainSet.N, mnistBatch)
+	}
+	return task, nil
+}
