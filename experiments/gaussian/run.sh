@@ -30,6 +30,11 @@ for s in 1 2 3 4 5; do
 	"$bin/figures" table -metric kl -steps 1000,3000,12000 -summary ess,ess_min,target_lambda_min \
 		"NNSGHMC seed $s=$runs/nnsghmc-$s" "SGHMC seed $s=$runs/sghmc-$s" "SGHMC η×5 seed $s=$runs/sghmc5-$s" | tail -n +$([ $s = 1 ] && echo 1 || echo 3)
 done > $exp/table.md
+# copy the table into the README between its markers
+awk -v table=$exp/table.md '
+	/<!-- table.md -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
+	/<!-- \/table.md -->/ { skip = 0 }
+	!skip' $exp/README.md > $exp/README.md.tmp && mv $exp/README.md.tmp $exp/README.md
 "$bin/figures" curves -metric kl -out $exp/kl -title "KL of the fitted Gaussian, 20-D test target (seed 1)" \
 	NNSGHMC="$runs/nnsghmc-1" SGHMC="$runs/sghmc-1"
 "$bin/sample" --task gaussian2d --sampler nnsghmc --meta $exp/sampler.json --chains 1 --steps 500 --step-size 0.025 \

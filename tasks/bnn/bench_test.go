@@ -1,12 +1,11 @@
 package bnn
 
 import (
+	"math/rand/v2"
 	"slices"
 	"sort"
-	"time"
-
-	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
@@ -14,11 +13,14 @@ import (
 
 // Energy plus gradient of the network-topology test net (784-40-40-10 ReLU)
 // for K = 20 chains on minibatches of M = 500 synthetic examples: the
-// compiled graph (tasks.Compile + Evaluate, minibatch loading included)
-// against the hand-written gonum oracle (the same pure-Go BLAS, minibatch
-// loading included), in float64 and float32.
+// compiled graph (tasks.Compile + Evaluate: minibatch loading, θ in, U,
+// ∇U, prior and ∇prior out) against the hand-written gonum oracle (the same
+// pure-Go BLAS, minibatch loading included), in float64 and float32.
 //
-//	go test ./tasks/bnn -run '^$' -bench Energy -benchtime 20x -count 5
+//	go test ./tasks/bnn -run '^$' -bench 'Energy(Graph|Oracle)' -benchtime 20x -count 3
+//
+// On a shared machine the two are best compared by BenchmarkEnergyRatio,
+// which alternates them.
 const (
 	benchK     = 20
 	benchBatch = 500

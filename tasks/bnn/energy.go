@@ -166,26 +166,26 @@ func (m MLP) logits(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
 	// parameter from θ itself would cost a (D, K) pad and add per
 	// parameter.
 	in, out := m.Sizes[0], m.Sizes[1]
-	_, ob := m.Offsets(0)
-	w, err := graph.Slice(theta, 0, 0, ob)
+	_, ob0 := m.Offsets(0)
+	w, err := graph.Slice(theta, 0, 0, ob0)
 	if err != nil {
 		return nil, err
 	}
 	if w, err = graph.Reshape(w, in, out*k); err != nil {
 		return nil, err
 	}
-	rest, err := graph.Slice(theta, 0, ob, m.Dim())
+	rest, err := graph.Slice(theta, 0, ob0, m.Dim())
 	if err != nil {
 		return nil, err
 	}
 	// block returns rows [start, end) of θ from rest.
 	block := func(start, end int) (*G.Node, error) {
-		if start == ob && end == m.Dim() {
+		if start == ob0 && end == m.Dim() {
 			return rest, nil
 		}
-		return graph.Slice(rest, 0, start-ob, end-ob)
+		return graph.Slice(rest, 0, start-ob0, end-ob0)
 	}
-	b, err := block(ob, ob+out)
+	b, err := block(ob0, ob0+out)
 	if err != nil {
 		return nil, err
 	}

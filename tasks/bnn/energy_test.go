@@ -123,6 +123,7 @@ var oracleCases = []oracleCase{
 	{"sigmoid 2 hidden", MLP{Sizes: []int{13, 6, 5, 4}, Activation: Sigmoid}, 23, 7, 0.5, 4, 1e-9, 1e-4},
 	{"relu 2 hidden prior σ 0.7", MLP{Sizes: []int{9, 5, 4, 3}, Activation: ReLU, PriorStd: 0.7}, 20, 7, 0.5, 5, 1e-9, 1e-4},
 	{"no hidden layer", MLP{Sizes: []int{9, 3}}, 20, 7, 0.5, 6, 1e-9, 1e-4},
+	{"batch of one, two classes", MLP{Sizes: []int{9, 4, 3, 2}, Activation: Sigmoid}, 5, 1, 0.5, 9, 1e-9, 1e-4},
 	{"relu 784-20-10", MLP{Sizes: []int{784, 20, 10}, Activation: ReLU}, 30, 7, 0.05, 7, 1e-9, 1e-4},
 	{"sigmoid 784-8-8-5", MLP{Sizes: []int{784, 8, 8, 5}, Activation: Sigmoid}, 30, 7, 0.05, 8, 1e-9, 1e-4},
 }

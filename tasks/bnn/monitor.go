@@ -19,7 +19,8 @@ const (
 // MonitorConfig configures a Monitor.
 type MonitorConfig struct {
 	// Batch is the number of test examples the predictive graph
-	// evaluates at a time (DefaultPredictBatch when zero).
+	// evaluates at a time (when zero, DefaultPredictBatch or the test
+	// set's size if smaller).
 	Batch int
 	// Float32 evaluates the predictive graph in float32 instead of
 	// float64.
@@ -67,6 +68,9 @@ var _ tasks.Monitor = (*Monitor)(nil)
 
 // NewMonitor returns a monitor of k chains of net evaluated on test.
 func NewMonitor(net MLP, k int, test Dataset, cfg MonitorConfig) (*Monitor, error) {
+	if err := net.Validate(); err != nil {
+		return nil, err
+	}
 	if test.Len() < 1 {
 		return nil, fmt.Errorf("bnn: monitor on an empty test set")
 	}
