@@ -71,10 +71,13 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 }
 
 // Restore puts a checkpoint's state into the trainer, which must have been
-// made with the same configuration.
+// made with the same configuration except, possibly, the number of epochs:
+// a run can be extended, or ended early at its checkpoint.
 func (t *Trainer) Restore(c *Checkpoint) error {
-	a, _ := json.Marshal(c.Config)
-	b, _ := json.Marshal(t.cfg)
+	ca, cb := c.Config, t.cfg
+	ca.Epochs, cb.Epochs = 0, 0
+	a, _ := json.Marshal(ca)
+	b, _ := json.Marshal(cb)
 	if string(a) != string(b) {
 		return fmt.Errorf("the checkpoint was written with another training configuration:\n  checkpoint: %s\n  now:        %s", a, b)
 	}

@@ -299,6 +299,36 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 	}
 }
 
+func TestRestoreAcceptsAnotherNumberOfEpochs(t *testing.T) {
+	const k = 4
+	cfg := tinyConfig(k)
+	cfg.Epochs = 2
+	tr, err := New(cfg, tinyProblem(t, k, 2), smoothNets(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(context.Background(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	cp, _ := tr.Checkpoint()
+	cfg.Epochs = 1 // end early: nothing left to run
+	early, _ := New(cfg, tinyProblem(t, k, 2), smoothNets(), 1)
+	if err := early.Restore(cp); err != nil {
+		t.Fatal(err)
+	}
+	if !early.Done() || early.Epochs() != 2 {
+		t.Errorf("restored with fewer epochs: done %v after %d epochs", early.Done(), early.Epochs())
+	}
+	cfg.Epochs = 3 // extend
+	more, _ := New(cfg, tinyProblem(t, k, 2), smoothNets(), 1)
+	if err := more.Restore(cp); err != nil {
+		t.Fatal(err)
+	}
+	if err := more.Run(context.Background(), nil, nil); err != nil || more.Epochs() != 3 {
+		t.Errorf("extended run: %v after %d epochs", err, more.Epochs())
+	}
+}
+
 func TestRestoreRefusesAnotherConfiguration(t *testing.T) {
 	const k = 4
 	cfg := tinyConfig(k)

@@ -215,6 +215,9 @@ func (t *Trainer) Position() Position { return t.pos }
 // Done reports whether the schedule is complete.
 func (t *Trainer) Done() bool { return t.pos.Epoch >= t.cfg.Epochs }
 
+// Epochs is the number of epochs completed.
+func (t *Trainer) Epochs() int { return t.pos.Epoch }
+
 // Unrolls is the total number of unrolls in the schedule.
 func (t *Trainer) Unrolls() int { return t.cfg.Epochs * (1 + t.cfg.SubEpochs) }
 

@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string) error {
 	var o options
 	fs.StringVar(&o.task, "task", "gaussian10", "task to train on: one with a training set-up among "+fmt.Sprint(catalog.Names()))
 	fs.StringVar(&o.out, "out", "", "output directory (required unless --resume)")
-	fs.StringVar(&o.resume, "resume", "", "continue the run whose checkpoint is in DIR (outputs go there too)")
+	fs.StringVar(&o.resume, "resume", "", "continue the run whose checkpoint is in DIR (outputs go there too); --epochs may differ, to extend a run or end it at its checkpoint")
 	fs.IntVar(&o.epochs, "epochs", 0, "number of epochs (default: the task's)")
 	fs.IntVar(&o.subEpochs, "sub-epochs", -1, "continuation unrolls per epoch after the fresh one (default: the task's)")
 	fs.IntVar(&o.chains, "chains", 0, "number of parallel chains (default: the task's)")
@@ -165,7 +165,7 @@ func run(ctx context.Context, args []string) error {
 	trained := tr.Networks()
 	trained.TrainDim = task.Dim
 	info := map[string]any{
-		"task": o.task, "seed": o.seed, "epochs": cfg.Epochs, "sub_epochs": cfg.SubEpochs, "chains": cfg.Chains,
+		"task": o.task, "seed": o.seed, "epochs": tr.Epochs(), "sub_epochs": cfg.SubEpochs, "chains": cfg.Chains,
 		"steps": cfg.Steps, "window": cfg.Window, "train_step_size": trained.StepSize, "train_dim": trained.TrainDim,
 	}
 	f := samplers.NewSamplerFile(trained, info)
