@@ -1,7 +1,5 @@
 package gru
 
-import "fmt"
-
 // Keys is the width of a frame: the 88 keys of a piano roll, the input and
 // output size of the network.
 const Keys = 88
@@ -52,75 +50,85 @@ func (l Layout) Wo(i, j int) int { return l.offWo() + i*Keys + j }
 // Bo returns the index of the output bias of key j.
 func (l Layout) Bo(j int) int { return l.offBo() + j }
 
-func (l Layout) check() error {
-	if l.H < 1 {
-		return fmt.Errorf("gru: %d hidden units", l.H)
-	}
-	return nil
-}
-
 // kernel holds the parameters of K chains in the layout the segment graph
-// uses, the chain axis outermost (batched matrix products over chains):
+// uses: one tensor per gate block, the chain axis outermost (batched matrix
+// products over chains). With g ∈ {z, r, h} the column block of a gate
+// (columns 0..H−1, H..2H−1, 2H..3H−1 of Wx, U and b):
 //
-//	wx   (K, 88, 3H)  [k, i, j] = Wx[i][j]
-//	b    (K, 1, 3H)   [k, j]    = b[j]
-//	uZR  (K, H, 2H)   [k, i, j] = U[i][j],      j < 2H
-//	uH   (K, H, H)    [k, i, j] = U[i][2H + j]
-//	wo   (K, H, 88)   [k, i, j] = Wo[i][j]
-//	bo   (K, 1, 88)   [k, j]    = bo[j]
-type kernel struct {
-	wx, b, uZR, uH, wo, bo []float64
-}
+//	Wx_g  (K, 88, H)  [k, i, j] = Wx[i][g·H + j]     parts 0, 1, 2
+//	b_g   (K, 1, H)   [k, j]    = b[g·H + j]         parts 3, 4, 5
+//	U_g   (K, H, H)   [k, i, j] = U[i][g·H + j]      parts 6, 7, 8
+//	Wo    (K, H, 88)  [k, i, j] = Wo[i][j]           part 9
+//	bo    (K, 1, 88)  [k, j]    = bo[j]              part 10
+type kernel [][]float64
 
-func newKernel(h, k int) *kernel {
-	return &kernel{
-		wx: make([]float64, k*Keys*3*h), b: make([]float64, k*3*h),
-		uZR: make([]float64, k*h*2*h), uH: make([]float64, k*h*h),
-		wo: make([]float64, k*h*Keys), bo: make([]float64, k*Keys),
+// Indices of the kernel's parts.
+const (
+	kWx    = 0 // + gate
+	kB     = 3 // + gate
+	kU     = 6 // + gate
+	kWo    = 9
+	kBo    = 10
+	kParts = 11
+	gateZ  = 0
+	gateR  = 1
+	gateH  = 2
+	nGates = 3
+)
+
+func newKernel(h, k int) kernel {
+	kn := make(kernel, kParts)
+	for i, shape := range kernelShapes(h, k) {
+		kn[i] = make([]float64, shape[0]*shape[1]*shape[2])
 	}
+	return kn
 }
 
-// parts lists the kernel's tensors in a fixed order.
-func (kn *kernel) parts() [][]float64 {
-	return [][]float64{kn.wx, kn.b, kn.uZR, kn.uH, kn.wo, kn.bo}
-}
-
-func (kn *kernel) zero() {
-	for _, p := range kn.parts() {
+func (kn kernel) zero() {
+	for _, p := range kn {
 		clear(p)
 	}
 }
 
-// kernelShapes returns the shapes of the kernel's tensors, in parts order.
+// kernelShapes returns the shapes of the kernel's parts.
 func kernelShapes(h, k int) [][]int {
-	return [][]int{{k, Keys, 3 * h}, {k, 1, 3 * h}, {k, h, 2 * h}, {k, h, h}, {k, h, Keys}, {k, 1, Keys}}
+	s := make([][]int, kParts)
+	for g := 0; g < nGates; g++ {
+		s[kWx+g] = []int{k, Keys, h}
+		s[kB+g] = []int{k, 1, h}
+		s[kU+g] = []int{k, h, h}
+	}
+	s[kWo] = []int{k, h, Keys}
+	s[kBo] = []int{k, 1, Keys}
+	return s
 }
 
 // blockMap describes how a rows × cols block of θ (for one chain, row-major
-// from offset off) maps to a kernel tensor (K, rows, w): columns c0..c0+w−1
+// from offset off) maps to a kernel part (K, rows, w): columns c0..c0+w−1
 // of row r of chain k go to [k, r, 0..w−1].
 type blockMap struct {
 	off, rows, cols, c0, w int
 }
 
+// maps returns the block maps of the kernel's parts.
 func (l Layout) maps() []blockMap {
 	h := l.H
-	return []blockMap{
-		{off: l.offWx(), rows: Keys, cols: 3 * h, c0: 0, w: 3 * h},
-		{off: l.offB(), rows: 1, cols: 3 * h, c0: 0, w: 3 * h},
-		{off: l.offU(), rows: h, cols: 3 * h, c0: 0, w: 2 * h},
-		{off: l.offU(), rows: h, cols: 3 * h, c0: 2 * h, w: h},
-		{off: l.offWo(), rows: h, cols: Keys, c0: 0, w: Keys},
-		{off: l.offBo(), rows: 1, cols: Keys, c0: 0, w: Keys},
+	m := make([]blockMap, kParts)
+	for g := 0; g < nGates; g++ {
+		m[kWx+g] = blockMap{off: l.offWx(), rows: Keys, cols: 3 * h, c0: g * h, w: h}
+		m[kB+g] = blockMap{off: l.offB(), rows: 1, cols: 3 * h, c0: g * h, w: h}
+		m[kU+g] = blockMap{off: l.offU(), rows: h, cols: 3 * h, c0: g * h, w: h}
 	}
+	m[kWo] = blockMap{off: l.offWo(), rows: h, cols: Keys, w: Keys}
+	m[kBo] = blockMap{off: l.offBo(), rows: 1, cols: Keys, w: Keys}
+	return m
 }
 
 // toKernel writes the positions theta (D·K, coordinate-major) of K chains
 // into kn.
-func (l Layout) toKernel(theta []float64, nk int, kn *kernel) {
-	parts := kn.parts()
+func (l Layout) toKernel(theta []float64, nk int, kn kernel) {
 	for p, m := range l.maps() {
-		dst := parts[p]
+		dst := kn[p]
 		for r := 0; r < m.rows; r++ {
 			for c := 0; c < m.w; c++ {
 				src := theta[(m.off+r*m.cols+m.c0+c)*nk:][:nk]
@@ -134,10 +142,9 @@ func (l Layout) toKernel(theta []float64, nk int, kn *kernel) {
 
 // fromKernel writes s·kn, gradients in kernel layout, into grad (D·K,
 // coordinate-major).
-func (l Layout) fromKernel(kn *kernel, nk int, s float64, grad []float64) {
-	parts := kn.parts()
+func (l Layout) fromKernel(kn kernel, nk int, s float64, grad []float64) {
 	for p, m := range l.maps() {
-		src := parts[p]
+		src := kn[p]
 		for r := 0; r < m.rows; r++ {
 			for c := 0; c < m.w; c++ {
 				dst := grad[(m.off+r*m.cols+m.c0+c)*nk:][:nk]

@@ -3,6 +3,9 @@ package gru
 import (
 	"fmt"
 
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/tasks/music"
 )
@@ -27,11 +30,24 @@ type Config struct {
 	// when zero) or graph.Float32. Positions and results are float64
 	// either way.
 	Dtype graph.Dtype
+	// ActivationMemory bounds the bytes of gate pre-activations a gradient
+	// keeps from its forward pass for its backward pass (3·K·S·H float64
+	// per segment; DefaultActivationMemory when zero). Segments beyond it
+	// are run forward a second time in the backward pass; negative keeps
+	// none, for memory O(S) whatever the length.
+	ActivationMemory int64
 }
+
+// DefaultActivationMemory is the default Config.ActivationMemory: 512 MiB,
+// enough for 5,000 frames at K = 20, H = 200.
+const DefaultActivationMemory = 512 << 20
 
 func (c Config) withDefaults() (Config, error) {
 	if c.Hidden < 1 || c.Chains < 1 {
 		return c, fmt.Errorf("gru: %d hidden units and %d chains must be positive", c.Hidden, c.Chains)
+	}
+	if c.ActivationMemory == 0 {
+		c.ActivationMemory = DefaultActivationMemory
 	}
 	if c.Segment == 0 {
 		c.Segment = DefaultSegment
@@ -64,24 +80,26 @@ func (c Config) withDefaults() (Config, error) {
 //	ĥ  = tanh(x_t·W_h + (r⊙h)·U_h + b_h)
 //	h' = (1−z)⊙h + z⊙ĥ
 //
-// The gradient runs the segments forward keeping the state entering each,
-// then backward in reverse order carrying the adjoint of the state, so any
-// length is exact with memory O(S).
+// The gradient runs the segments forward keeping the state entering each
+// (and, within Config.ActivationMemory, the gate pre-activations of each
+// step), then backward in reverse order carrying the adjoint of the state,
+// so any length is exact, with memory bounded whatever the length.
 //
 // A Model is not safe for concurrent use.
 type Model struct {
-	cfg    Config
-	layout Layout
-	seg    *segment
-	kn     *kernel // positions in kernel layout
-	acc    *kernel // gradient accumulator in kernel layout
-	x      []float64
-	mask   []float64
-	hs     [][]float64 // state entering each segment
-	adj    []float64   // adjoint of the state leaving the current segment
-	adjL   []float64
-	buf    []float64
-	thetaP []float64 // positions last loaded into the graph
+	cfg      Config
+	layout   Layout
+	seg      *segment
+	kn       kernel // positions in kernel layout
+	acc      kernel // gradient accumulator in kernel layout
+	x        []float64
+	mask     []float64
+	hs       [][]float64         // state entering each segment
+	rs       [][nGates][]float64 // pre-activations of stored segments, last segment first
+	rScratch [nGates][]float64
+	adj      []float64 // adjoint of the state leaving the current segment
+	adjL     []float64
+	buf      []float64
 }
 
 // NewModel builds and compiles the segment graph described by cfg.
@@ -128,8 +146,8 @@ func (m *Model) load(theta []float64) error {
 }
 
 // loadFrames puts frames s·S … s·S+S−1 of seq (zeros and mask 0 past its
-// end) into the graph.
-func (m *Model) loadFrames(seq music.Sequence, s int) error {
+// end) into the graph hf.
+func (m *Model) loadFrames(hf *half, seq music.Sequence, s int) error {
 	S, K := m.cfg.Segment, m.cfg.Chains
 	one := m.x[:S*Keys]
 	clear(one)
@@ -146,10 +164,10 @@ func (m *Model) loadFrames(seq music.Sequence, s int) error {
 	for k := 1; k < K; k++ {
 		copy(m.x[k*S*Keys:(k+1)*S*Keys], one)
 	}
-	if err := graph.SetValue(m.seg.x, m.x); err != nil {
+	if err := graph.SetValue(hf.x, m.x); err != nil {
 		return err
 	}
-	return graph.SetValue(m.seg.mask, m.mask)
+	return graph.SetValue(hf.mask, m.mask)
 }
 
 func checkSequence(seq music.Sequence) error {
@@ -177,10 +195,10 @@ func (m *Model) LogLik(theta []float64, seq music.Sequence, ll []float64) error 
 	clear(ll)
 	clear(m.adj) // the state, here
 	for s := 0; s < m.segments(seq.T); s++ {
-		if err := m.loadFrames(seq, s); err != nil {
+		if err := m.loadFrames(m.seg.fw, seq, s); err != nil {
 			return err
 		}
-		if err := graph.SetValue(m.seg.hIn, m.adj); err != nil {
+		if err := graph.SetValue(m.seg.fw.hIn, m.adj); err != nil {
 			return err
 		}
 		if err := m.seg.score.Run(); err != nil {
@@ -219,21 +237,31 @@ func (m *Model) NLLGrad(theta []float64, seq music.Sequence, scale float64, nll,
 	for len(m.hs) < n {
 		m.hs = append(m.hs, make([]float64, K*H))
 	}
-	// Forward: the state entering every segment.
+	stored := min(n, m.storable())
+	for len(m.rs) < stored {
+		m.rs = append(m.rs, [nGates][]float64{})
+	}
+	// Forward: the state entering every segment, and the pre-activations
+	// of the last segments (those the backward pass meets first)
+	// as far as the memory budget allows.
 	clear(m.hs[0])
-	for s := 0; s+1 < n; s++ {
-		if err := m.loadFrames(seq, s); err != nil {
+	for s := 0; s < n; s++ {
+		keep := s >= n-stored
+		if s+1 == n && !keep {
+			break
+		}
+		if err := m.runState(seq, s); err != nil {
 			return err
 		}
-		if err := graph.SetValue(m.seg.hIn, m.hs[s]); err != nil {
-			return err
+		if s+1 < n {
+			if err := m.read(m.seg.hOut, &m.hs[s+1]); err != nil {
+				return err
+			}
 		}
-		if err := m.seg.state.Run(); err != nil {
-			return err
-		}
-		var err error
-		if m.hs[s+1], err = graph.Value(m.seg.hOut, m.hs[s+1]); err != nil {
-			return err
+		if keep {
+			if err := m.readProducts(&m.rs[n-1-s]); err != nil {
+				return err
+			}
 		}
 	}
 	// Backward, carrying the adjoint of the state.
@@ -246,13 +274,28 @@ func (m *Model) NLLGrad(theta []float64, seq music.Sequence, scale float64, nll,
 	clear(m.adj)
 	clear(nll)
 	m.acc.zero()
-	acc := m.acc.parts()
 	for s := n - 1; s >= 0; s-- {
-		if err := m.loadFrames(seq, s); err != nil {
+		r := &m.rScratch
+		if s >= n-stored {
+			r = &m.rs[n-1-s]
+		} else {
+			if err := m.runState(seq, s); err != nil { // recompute
+				return err
+			}
+			if err := m.readProducts(r); err != nil {
+				return err
+			}
+		}
+		if err := m.loadFrames(m.seg.bw, seq, s); err != nil {
 			return err
 		}
-		if err := graph.SetValue(m.seg.hIn, m.hs[s]); err != nil {
+		if err := graph.SetValue(m.seg.bw.hIn, m.hs[s]); err != nil {
 			return err
+		}
+		for g, node := range m.seg.rIn {
+			if err := graph.SetValue(node, r[g]); err != nil {
+				return err
+			}
 		}
 		if err := graph.SetValue(m.seg.adjH, m.adj); err != nil {
 			return err
@@ -260,29 +303,90 @@ func (m *Model) NLLGrad(theta []float64, seq music.Sequence, scale float64, nll,
 		if err := m.seg.vjp.Run(); err != nil {
 			return err
 		}
-		var err error
-		if m.buf, err = graph.Value(m.seg.loss, m.buf); err != nil {
+		if err := m.read(m.seg.lossV, &m.buf); err != nil {
 			return err
 		}
 		for k, v := range m.buf {
 			nll[k] += v
 		}
 		for i, node := range m.seg.grads {
-			if m.buf, err = graph.Value(node, m.buf); err != nil {
+			if err := addValue(node, m.acc[i]); err != nil {
 				return err
 			}
-			a := acc[i]
-			if len(m.buf) != len(a) {
-				return fmt.Errorf("gru: gradient part %d has %d entries, want %d", i, len(m.buf), len(a))
-			}
-			for j, v := range m.buf {
-				a[j] += v
-			}
 		}
-		if m.adj, err = graph.Value(m.seg.dhIn, m.adj); err != nil {
+		if err := m.read(m.seg.dhIn, &m.adj); err != nil {
 			return err
 		}
 	}
 	m.layout.fromKernel(m.acc, K, 1, grad)
+	return nil
+}
+
+// storable returns the number of segments whose pre-activations fit in the
+// memory budget.
+func (m *Model) storable() int {
+	if m.cfg.ActivationMemory < 0 {
+		return 0
+	}
+	per := int64(8 * nGates * m.cfg.Chains * m.cfg.Segment * m.cfg.Hidden)
+	return int(m.cfg.ActivationMemory / per)
+}
+
+// runState runs the forward program on segment s of seq from the state
+// m.hs[s].
+func (m *Model) runState(seq music.Sequence, s int) error {
+	if err := m.loadFrames(m.seg.fw, seq, s); err != nil {
+		return err
+	}
+	if err := graph.SetValue(m.seg.fw.hIn, m.hs[s]); err != nil {
+		return err
+	}
+	return m.seg.state.Run()
+}
+
+// readProducts copies the pre-activations of the last state run into r.
+func (m *Model) readProducts(r *[nGates][]float64) error {
+	for g, node := range m.seg.rOut {
+		if err := m.read(node, &r[g]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// read copies the value of node into *dst (grown as needed).
+func (m *Model) read(node *G.Node, dst *[]float64) error {
+	v, err := graph.Value(node, *dst)
+	if err != nil {
+		return err
+	}
+	*dst = v
+	return nil
+}
+
+// addValue adds the value of node (of len(dst) entries) to dst.
+func addValue(node *G.Node, dst []float64) error {
+	t, ok := node.Value().(tensor.Tensor)
+	if !ok {
+		return fmt.Errorf("gru: node %v holds %T, not a tensor", node, node.Value())
+	}
+	if t.Shape().TotalSize() != len(dst) {
+		return fmt.Errorf("gru: node %v has %d values, want %d", node, t.Shape().TotalSize(), len(dst))
+	}
+	if !t.IsNativelyAccessible() || t.RequiresIterator() {
+		t = tensor.Materialize(t).(tensor.Tensor)
+	}
+	switch d := t.Data().(type) {
+	case []float64:
+		for i, v := range d[:len(dst)] {
+			dst[i] += v
+		}
+	case []float32:
+		for i, v := range d[:len(dst)] {
+			dst[i] += float64(v)
+		}
+	default:
+		return fmt.Errorf("gru: node %v has data %T", node, d)
+	}
 	return nil
 }

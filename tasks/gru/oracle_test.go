@@ -143,7 +143,7 @@ func (c *oracleChain) backward(x []float64, T int) {
 	blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(T, Keys, Keys, dl), gen(H, Keys, Keys, c.wo), 0, gen(T, H, H, c.dout))
 	uzr := gen(H, 2*H, H3, c.u)
 	uh := gen(H, H, H3, c.u[2*H:])
-	dh := make([]float64, H)   // adjoint of the state after step t
+	dh := make([]float64, H)    // adjoint of the state after step t
 	dprev := make([]float64, H) // adjoint of the state before step t
 	drh := make([]float64, H)
 	for t := T - 1; t >= 0; t-- {
@@ -153,7 +153,7 @@ func (c *oracleChain) backward(x []float64, T int) {
 		for i := 0; i < H; i++ {
 			dprev[i] = dh[i] * (1 - z[i])
 			da[i] = dh[i] * (hh[i] - hp[i]) * z[i] * (1 - z[i]) // d a_z
-			da[2*H+i] = dh[i] * z[i] * (1 - hh[i]*hh[i])         // d a_h
+			da[2*H+i] = dh[i] * z[i] * (1 - hh[i]*hh[i])        // d a_h
 		}
 		blas64.Gemv(blas.NoTrans, 1, uh, vec(da[2*H:]), 0, vec(drh)) // d(r⊙h) = U_h·da_h
 		for i := 0; i < H; i++ {

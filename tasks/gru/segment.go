@@ -9,41 +9,97 @@ import (
 )
 
 // segment is the graph of S steps of the GRU for K chains and B sequences
-// side by side, compiled into programs: the hidden state only (state), the
-// state and the loss (score), and — when built with gradients — the loss and
-// the vector-Jacobian product (vjp).
+// side by side, compiled into programs:
+//
+//   - state: the state after the segment and the gate pre-activations of its
+//     steps (the forward pass of a gradient);
+//   - score: the state after the segment and the loss (evaluation);
+//   - vjp (when built with gradients): the loss and the vector-Jacobian
+//     product of the loss and the outgoing state, given the pre-activations
+//     that state computed.
 //
 // Inputs: the parameters in kernel layout (see kernel); the hidden state hIn
 // (K, B, H) entering the segment; the frames x (K, S·B, 88), row t·B + b
 // holding frame t of sequence b, repeated for every chain, which are also the
 // targets (frame t is predicted from the state before it, then consumed); a
 // mask (1, S·B) of the frames that count (0 for the padding after the end of
-// a sequence); and for vjp the adjoints adjL (K, B) of the loss and adjH
-// (K, B, H) of hOut.
+// a sequence); and for vjp the pre-activations rIn (per gate, (K, S·B, H))
+// and the adjoints adjL (K, B) of the loss and adjH (K, B, H) of the
+// outgoing state.
 //
-// Outputs: hOut (K, B, H), the state after the S frames; loss (K, B), the
-// negative log-likelihood −Σ_t mask_t log p(x_t | x_<t) of each chain and
-// sequence; and for vjp the adjoints of the parameters (kernel layout) and
-// of hIn.
+// Outputs: hOut (K, B, H), the state after the S frames; rOut, the gate
+// pre-activations x_t·Wx_g + b_g + (recurrent input)·U_g of every step (per
+// gate, (K, S·B, H)); loss (K, B), the negative log-likelihood
+// −Σ_t mask_t log p(x_t | x_<t) of each chain and sequence; and for vjp the
+// adjoints of the parameters (kernel layout) and of hIn.
 //
-// The recurrent and input weights get their adjoints from the stacked
-// adjoints dA (K, S·B, 3H) of the gate pre-activations, which the
-// vector-Jacobian product gives as the adjoints of each step's input
-// projections: dU = Σ_t h_{t−1}ᵀ dA_t and dWx = Xᵀ dA are then one batched
-// matrix product each for the whole segment, where Gorgonia's own gradient
-// would form and add up an outer product per step.
+// The input projections of all S frames for all chains are one batched
+// product per gate; each step adds its rows to the recurrent product in one
+// op (gateOp). The vjp program replays the recurrence with the forward
+// pass's pre-activations as values (replayOp), so it runs no matrix product
+// per step but those of the backward pass. The gate weights get their
+// adjoints from the stacked adjoints dA_g (K, S·B, H) of the
+// pre-activations, which the vector-Jacobian product gives directly: dU_g =
+// Σ_t (recurrent input)ᵀ·dA_g,t, dWx_g = Xᵀ·dA_g and db_g = Σ_t dA_g,t are one
+// op each for the whole segment, where Gorgonia's own gradient would form
+// and add up an outer product per step.
+//
+// The forward and the replayed recurrence are two graphs with inputs of
+// their own (half): Gorgonia's differentiation sorts and scans the whole
+// graph once per node differentiated with respect to, so the gradient graph
+// builds faster without the forward one in it.
 type segment struct {
 	h, k, s, b int
-	dt      graph.Dtype
-	g       *G.ExprGraph
+	dt         graph.Dtype
 
-	params            []*G.Node // kernel layout, in kernel.parts order
-	hIn, x, mask      *G.Node
-	adjL, adjH        *G.Node
-	hOut, loss        *G.Node
-	grads             []*G.Node // adjoints of params
-	dhIn              *G.Node
-	state, score, vjp *graph.Program
+	fw, bw       *half           // the forward graph and the replay (nil without gradients)
+	hOut         *G.Node         // forward recurrence
+	rOut         [nGates]*G.Node // its gate pre-activations
+	loss         *G.Node         // its loss
+	rIn          [nGates]*G.Node // replayed recurrence: the pre-activations
+	adjL, adjH   *G.Node
+	lossV        *G.Node   // loss of the replayed recurrence
+	grads        []*G.Node // adjoints of params
+	dhIn         *G.Node
+	state, score *graph.Program
+	vjp          *graph.Program
+}
+
+// half is a graph of the segment with its inputs.
+type half struct {
+	g            *G.ExprGraph
+	params       []*G.Node // kernel layout, in kernel order
+	hIn, x, mask *G.Node
+	proj         [nGates]*G.Node // input projections, (K, S·B, H) per gate (forward graph)
+}
+
+// paramNames names the parameter inputs, in kernel order.
+var paramNames = []string{"Wxz", "Wxr", "Wxh", "bz", "br", "bh", "Uz", "Ur", "Uh", "Wo", "bo"}
+
+// newHalf adds the inputs and, with proj, the input projections of all
+// frames for all chains to a new graph.
+func (sg *segment) newHalf(proj bool) *half {
+	H, K, S, B, dt := sg.h, sg.k, sg.s, sg.b, sg.dt
+	hf := &half{g: G.NewGraph()}
+	for i, shape := range kernelShapes(H, K) {
+		hf.params = append(hf.params, graph.Input(hf.g, dt, paramNames[i], shape...))
+	}
+	hf.hIn = graph.Input(hf.g, dt, "hIn", K, B, H)
+	hf.x = graph.Input(hf.g, dt, "frames", K, S*B, Keys)
+	hf.mask = graph.Input(hf.g, dt, "mask", 1, S*B)
+	for gt := 0; proj && gt < nGates; gt++ {
+		xw := G.Must(G.BatchedMatMul(hf.x, hf.params[kWx+gt]))
+		hf.proj[gt] = G.Must(G.BroadcastAdd(xw, hf.params[kB+gt], nil, []byte{1}))
+	}
+	return hf
+}
+
+// halves returns the graphs of the segment.
+func (sg *segment) halves() []*half {
+	if sg.bw == nil {
+		return []*half{sg.fw}
+	}
+	return []*half{sg.fw, sg.bw}
 }
 
 // newSegment builds and compiles the segment graph; the vjp program only
@@ -52,24 +108,72 @@ func newSegment(h, k, s, b int, dt graph.Dtype, grad bool) (*segment, error) {
 	if h < 1 || k < 1 || s < 1 || b < 1 {
 		return nil, fmt.Errorf("gru: segment of %d steps, %d chains, %d sequences, %d hidden units", s, k, b, h)
 	}
-	sg := &segment{h: h, k: k, s: s, b: b, dt: dt, g: G.NewGraph()}
+	sg := &segment{h: h, k: k, s: s, b: b, dt: dt}
 	if err := sg.build(grad); err != nil {
 		return nil, err
 	}
 	var err error
-	if sg.state, err = graph.Compile(sg.hOut); err != nil {
+	if sg.state, err = graph.Compile(append(G.Nodes{sg.hOut}, sg.rOut[:]...)...); err != nil {
 		return nil, err
 	}
 	if sg.score, err = graph.Compile(sg.loss, sg.hOut); err != nil {
 		return nil, err
 	}
 	if grad {
-		outs := append(G.Nodes{sg.loss, sg.dhIn}, sg.grads...)
+		outs := append(G.Nodes{sg.lossV, sg.dhIn}, sg.grads...)
 		if sg.vjp, err = graph.Compile(outs...); err != nil {
 			return nil, err
 		}
 	}
 	return sg, nil
+}
+
+// recurrence holds the nodes of S steps of the GRU.
+type recurrence struct {
+	hPrev, rh G.Nodes         // per step: the state entering it, r⊙h
+	a         [nGates]G.Nodes // per gate and step: the pre-activation
+	hOut      *G.Node
+}
+
+// recur builds S steps from the state h; pre(g, t, x) returns the
+// pre-activation of gate g at step t, whose recurrent input is x (h for z
+// and r, r⊙h for ĥ).
+func (sg *segment) recur(h *G.Node, pre func(g, t int, x *G.Node) (*G.Node, error)) (rc recurrence, err error) {
+	for t := 0; t < sg.s; t++ {
+		var a [nGates]*G.Node
+		if a[gateZ], err = pre(gateZ, t, h); err != nil {
+			return rc, err
+		}
+		if a[gateR], err = pre(gateR, t, h); err != nil {
+			return rc, err
+		}
+		z := G.Must(sigmoidNode(a[gateZ]))
+		r := G.Must(sigmoidNode(a[gateR]))
+		rh := G.Must(G.HadamardProd(r, h))
+		if a[gateH], err = pre(gateH, t, rh); err != nil {
+			return rc, err
+		}
+		hh := G.Must(tanhNode(a[gateH]))
+		rc.hPrev, rc.rh = append(rc.hPrev, h), append(rc.rh, rh)
+		for g := range a {
+			rc.a[g] = append(rc.a[g], a[g])
+		}
+		h = G.Must(G.Add(h, G.Must(G.HadamardProd(z, G.Must(G.Sub(hh, h)))))) // (1−z)⊙h + z⊙ĥ
+	}
+	rc.hOut = h
+	return rc, nil
+}
+
+// nll returns the negative log-likelihood (K, B) of the frames of hf
+// predicted from the states hp entering the steps (stacked, (K, S·B, H)).
+func (sg *segment) nll(hf *half, hp *G.Node) *G.Node {
+	K, S, B := sg.k, sg.s, sg.b
+	must := G.Must
+	logits := must(G.BroadcastAdd(must(G.BatchedMatMul(hp, hf.params[kWo])), hf.params[kBo], nil, []byte{1}))
+	ll := must(G.Sub(must(G.HadamardProd(logits, hf.x)), must(G.Softplus(logits)))) // x·l − softplus(l)
+	llt := must(G.Sum(ll, 2))                                                       // (K, S·B)
+	masked := must(graph.Reshape(must(G.BroadcastHadamardProd(llt, hf.mask, nil, []byte{0})), K, S, B))
+	return must(G.Neg(must(G.Sum(masked, 1)))) // (K, B)
 }
 
 func (sg *segment) build(grad bool) (err error) {
@@ -78,77 +182,78 @@ func (sg *segment) build(grad bool) (err error) {
 			err = fmt.Errorf("gru: building the segment graph: %v", r)
 		}
 	}()
-	g, dt, H, K, S, B := sg.g, sg.dt, sg.h, sg.k, sg.s, sg.b
-	names := []string{"Wx", "b", "Uzr", "Uh", "Wo", "bo"}
-	for i, shape := range kernelShapes(H, K) {
-		sg.params = append(sg.params, graph.Input(g, dt, names[i], shape...))
-	}
-	wx, b, uZR, uH, wo, bo := sg.params[0], sg.params[1], sg.params[2], sg.params[3], sg.params[4], sg.params[5]
-	sg.hIn = graph.Input(g, dt, "hIn", K, B, H)
-	sg.x = graph.Input(g, dt, "frames", K, S*B, Keys)
-	sg.mask = graph.Input(g, dt, "mask", 1, S*B)
-
+	dt, H, K, S, B := sg.dt, sg.h, sg.k, sg.s, sg.b
 	must := G.Must
-	slice := func(x *G.Node, axis, a, b int) *G.Node { return must(graph.Slice(x, axis, a, b)) }
 
-	// Input projections of all frames for all chains, (K, S·B, 3H).
-	p := must(G.BroadcastAdd(must(G.BatchedMatMul(sg.x, wx)), b, nil, []byte{1}))
-
-	h := sg.hIn
-	var hPrev, rh, pt G.Nodes
-	for t := 0; t < S; t++ {
-		p1 := slice(p, 1, t*B, (t+1)*B) // (K, B, 3H)
-		az := must(G.Add(slice(p1, 2, 0, 2*H), must(G.BatchedMatMul(h, uZR))))
-		zr := must(G.Sigmoid(az))
-		z := slice(zr, 2, 0, H)
-		r := slice(zr, 2, H, 2*H)
-		rht := must(G.HadamardProd(r, h))
-		ah := must(G.Add(slice(p1, 2, 2*H, 3*H), must(G.BatchedMatMul(rht, uH))))
-		hh := must(G.Tanh(ah))
-		hn := must(G.Add(h, must(G.HadamardProd(z, must(G.Sub(hh, h))))))
-		hPrev, rh, pt = append(hPrev, h), append(rh, rht), append(pt, p1)
-		h = hn
+	// The forward recurrence.
+	fh := sg.newHalf(true)
+	sg.fw = fh
+	fw, err := sg.recur(fh.hIn, func(gt, t int, x *G.Node) (*G.Node, error) {
+		return gate(fh.proj[gt], x, fh.params[kU+gt], t, B)
+	})
+	if err != nil {
+		return err
 	}
-	sg.hOut = h
-
-	// Bernoulli log-likelihood of every frame from the state before it.
-	hp := must(graph.Concat(1, hPrev...)) // (K, S·B, H)
-	logits := must(G.BroadcastAdd(must(G.BatchedMatMul(hp, wo)), bo, nil, []byte{1}))
-	ll := must(G.Sub(must(G.HadamardProd(logits, sg.x)), must(G.Softplus(logits))))
-	llt := must(G.Sum(ll, 2)) // (K, S·B)
-	masked := must(graph.Reshape(must(G.BroadcastHadamardProd(llt, sg.mask, nil, []byte{0})), K, S, B))
-	sg.loss = must(G.Neg(must(G.Sum(masked, 1)))) // (K, B)
+	sg.hOut = fw.hOut
+	for gt := range sg.rOut {
+		sg.rOut[gt] = must(graph.Concat(1, fw.a[gt]...))
+	}
+	sg.loss = sg.nll(sg.fw, must(graph.Concat(1, fw.hPrev...)))
 	if !grad {
 		return nil
 	}
 
-	// Vector-Jacobian product seeded with adjL and adjH, with respect to
-	// the projected inputs of every step (the adjoints of the gate
-	// pre-activations), the incoming state and the output layer.
-	sg.adjL = graph.Input(g, dt, "adjLoss", K, B)
-	sg.adjH = graph.Input(g, dt, "adjHOut", K, B, H)
-	wrt := append(append(G.Nodes{}, pt...), sg.hIn, wo, bo)
-	adj, err := graph.VJP(G.Nodes{sg.loss, sg.hOut}, G.Nodes{sg.adjL, sg.adjH}, wrt...)
+	// The replayed recurrence and its vector-Jacobian product, seeded with
+	// adjL and adjH, with respect to the gate pre-activations of every
+	// step, the incoming state and the output layer.
+	bw := sg.newHalf(false)
+	sg.bw = bw
+	for gt := range sg.rIn {
+		sg.rIn[gt] = graph.Input(bw.g, dt, fmt.Sprintf("R%s", paramNames[kU+gt][1:]), K, S*B, H)
+	}
+	sg.adjL = graph.Input(bw.g, dt, "adjLoss", K, B)
+	sg.adjH = graph.Input(bw.g, dt, "adjHOut", K, B, H)
+	rp, err := sg.recur(bw.hIn, func(gt, t int, x *G.Node) (*G.Node, error) {
+		return replay(x, bw.params[kU+gt], sg.rIn[gt], t, B)
+	})
 	if err != nil {
 		return err
 	}
-	dA := must(graph.Concat(1, adj[:S]...)) // (K, S·B, 3H)
-	sg.grads = G.Nodes{
-		must(G.BatchedMatMul(sg.x, dA, true, false)),                                             // Wx
-		must(G.Sum(dA, 1)),                                                                       // b
-		must(G.BatchedMatMul(hp, slice(dA, 2, 0, 2*H), true, false)),                             // Uzr
-		must(G.BatchedMatMul(must(graph.Concat(1, rh...)), slice(dA, 2, 2*H, 3*H), true, false)), // Uh
-		adj[S+1], adj[S+2], // Wo, bo
+	hp := must(graph.Concat(1, rp.hPrev...)) // (K, S·B, H)
+	sg.lossV = sg.nll(bw, hp)
+	wrt := append(append(append(G.Nodes{}, rp.a[gateZ]...), rp.a[gateR]...), rp.a[gateH]...)
+	wrt = append(wrt, bw.hIn, bw.params[kWo], bw.params[kBo])
+	adj, err := graph.VJP(G.Nodes{sg.lossV, rp.hOut}, G.Nodes{sg.adjL, sg.adjH}, wrt...)
+	if err != nil {
+		return err
 	}
-	sg.dhIn = adj[S]
+	// Stacked pre-activation adjoints dA_g (K, S·B, H) give the gate
+	// weights' adjoints: dWx_g = Xᵀ·dA_g, db_g = Σ_t dA_g, dU_g = Hᵀ·dA_g with
+	// H the states entering the steps (for z and r) or r⊙h (for ĥ).
+	sg.grads = make(G.Nodes, kParts)
+	rhs := must(graph.Concat(1, rp.rh...))
+	for gt := 0; gt < nGates; gt++ {
+		dA := must(graph.Concat(1, adj[gt*S:(gt+1)*S]...))
+		sg.grads[kWx+gt] = must(G.BatchedMatMul(bw.x, dA, true, false))
+		sg.grads[kB+gt] = must(G.Sum(dA, 1))
+		in := hp
+		if gt == gateH {
+			in = rhs
+		}
+		sg.grads[kU+gt] = must(G.BatchedMatMul(in, dA, true, false))
+	}
+	sg.dhIn = adj[3*S]
+	sg.grads[kWo], sg.grads[kBo] = adj[3*S+1], adj[3*S+2]
 	return nil
 }
 
-// setParams loads the parameters (kernel layout) into the graph.
-func (sg *segment) setParams(kn *kernel) error {
-	for i, p := range kn.parts() {
-		if err := graph.SetValue(sg.params[i], p); err != nil {
-			return err
+// setParams loads the parameters (kernel layout) into the graphs.
+func (sg *segment) setParams(kn kernel) error {
+	for _, hf := range sg.halves() {
+		for i, p := range kn {
+			if err := graph.SetValue(hf.params[i], p); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -1,0 +1,450 @@
+package gru
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
+	"github.com/metasgmcmc/metasgmcmc/tasks/music"
+)
+
+// randomSequence returns T frames with each key on with probability p.
+func randomSequence(rng *rand.Rand, T int, p float64) music.Sequence {
+	roll := make([]uint8, T*Keys)
+	for i := range roll {
+		if rng.Float64() < p {
+			roll[i] = 1
+		}
+	}
+	return music.Sequence{T: T, Roll: roll}
+}
+
+// randomTheta returns positions of k chains with N(0, σ²) entries.
+func randomTheta(rng *rand.Rand, h, k int, sigma float64) []float64 {
+	theta := make([]float64, Layout{H: h}.Dim()*k)
+	for i := range theta {
+		theta[i] = sigma * rng.NormFloat64()
+	}
+	return theta
+}
+
+// relErr returns max |a − b| / max |b|.
+func relErr(a, b []float64) float64 {
+	num, den := 0.0, 0.0
+	for i := range a {
+		num = math.Max(num, math.Abs(a[i]-b[i]))
+		den = math.Max(den, math.Abs(b[i]))
+	}
+	return num / den
+}
+
+// oracleEnergy is the energy of seq as a minibatch of a training split of
+// n frames, from the oracle: U and its gradient, prior included.
+func oracleEnergy(h, k, n int, theta []float64, seq music.Sequence) (u, grad []float64) {
+	scale := float64(n) / float64(seq.T)
+	u = make([]float64, k)
+	grad = make([]float64, len(theta))
+	newOracle(h, k).nllGrad(theta, seq, scale, u, grad)
+	pu, pg := make([]float64, k), make([]float64, len(theta))
+	Prior(theta, k, pu, pg)
+	for c := range u {
+		u[c] = scale*u[c] + pu[c]
+	}
+	for i := range grad {
+		grad[i] += pg[i]
+	}
+	return u, grad
+}
+
+func TestLayout(t *testing.T) {
+	for h, want := range map[int]int{100: 65588, 200: 191088, 3: 1180} {
+		l := Layout{H: h}
+		if got := l.Dim(); got != want {
+			t.Errorf("H=%d: D = %d, want %d", h, got, want)
+		}
+		if l.Wx(0, 0) != 0 || l.U(0, 0) != l.Wx(Keys-1, 3*h-1)+1 || l.B(0) != l.U(h-1, 3*h-1)+1 ||
+			l.Wo(0, 0) != l.B(3*h-1)+1 || l.Bo(0) != l.Wo(h-1, Keys-1)+1 || l.Bo(Keys-1) != l.Dim()-1 {
+			t.Errorf("H=%d: blocks are not contiguous in the documented order", h)
+		}
+	}
+	// kernel layout round trip, and every coordinate in exactly one place
+	const h, k = 3, 4
+	l := Layout{H: h}
+	theta := make([]float64, l.Dim()*k)
+	for i := range theta {
+		theta[i] = float64(i + 1)
+	}
+	kn := newKernel(h, k)
+	l.toKernel(theta, k, kn)
+	total := 0
+	for _, p := range kn {
+		total += len(p)
+		for _, v := range p {
+			if v == 0 {
+				t.Fatal("a kernel entry is not set")
+			}
+		}
+	}
+	if total != len(theta) {
+		t.Errorf("kernel holds %d values for %d coordinates", total, len(theta))
+	}
+	back := make([]float64, len(theta))
+	l.fromKernel(kn, k, 1, back)
+	if !slices.Equal(back, theta) {
+		t.Error("fromKernel(toKernel(θ)) ≠ θ")
+	}
+	// a spot check of the documented kernel layout: U_r[i][j] of chain c
+	i, j, c := 2, 1, 3
+	if got, want := kn[kU+gateR][(c*h+i)*h+j], theta[l.U(i, h+j)*k+c]; got != want {
+		t.Errorf("U_r kernel entry %v, want %v", got, want)
+	}
+}
+
+// The energy and its gradient against the hand-written oracle, for segment
+// sizes that divide the sequence and that do not, with all, some and none
+// of the gate pre-activations kept between the passes.
+func TestEnergyAgainstOracle(t *testing.T) {
+	const H, K, T = 5, 3, 150
+	rng := rand.New(rand.NewPCG(1, 2))
+	seq := randomSequence(rng, T, 0.1)
+	train := music.Split{randomSequence(rng, 40, 0.1), seq}
+	theta := randomTheta(rng, H, K, 0.5)
+	wantU, wantGrad := oracleEnergy(H, K, train.Frames(), theta, seq)
+	perSeg := func(s int) int64 { return int64(8 * nGates * K * s * H) }
+	for _, c := range []struct {
+		s   int
+		mem int64
+	}{{7, 0}, {16, 0}, {25, 0}, {64, 0}, {16, -1}, {16, 3 * perSeg(16)}} {
+		e, err := NewEnergy(train, Config{Hidden: H, Chains: K, Segment: c.s, ActivationMemory: c.mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := tasks.NewEval(e.Dim(), K)
+		for rep := 0; rep < 2; rep++ { // the second evaluation reuses every buffer
+			if err := e.SequenceEnergy(theta, seq, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		eu, eg := relErr(ev.U, wantU), relErr(ev.Grad, wantGrad)
+		t.Logf("S=%d memory %d: U error %.2g, gradient error %.2g", c.s, c.mem, eu, eg)
+		if eu > 1e-9 || eg > 1e-9 {
+			t.Errorf("S=%d memory %d: U error %.3g, gradient error %.3g (U %v, want %v)", c.s, c.mem, eu, eg, ev.U, wantU)
+		}
+		// the log-likelihood of the forward program
+		ll := make([]float64, K)
+		if err := e.LogLik(theta, seq, ll); err != nil {
+			t.Fatal(err)
+		}
+		scale := float64(train.Frames()) / T
+		for k := range ll {
+			if u := -scale*ll[k] + ev.Prior[k]; math.Abs(u-wantU[k]) > 1e-9*math.Abs(wantU[k]) {
+				t.Errorf("S=%d: LogLik gives U_%d = %v, want %v", c.s, k, u, wantU[k])
+			}
+		}
+		e.Close()
+	}
+}
+
+// The float32 graphs agree with the float64 oracle to float32 accuracy.
+func TestEnergyFloat32(t *testing.T) {
+	const H, K, T = 5, 3, 150
+	rng := rand.New(rand.NewPCG(3, 4))
+	seq := randomSequence(rng, T, 0.1)
+	train := music.Split{seq}
+	theta := randomTheta(rng, H, K, 0.5)
+	wantU, wantGrad := oracleEnergy(H, K, train.Frames(), theta, seq)
+	e, err := NewEnergy(train, Config{Hidden: H, Chains: K, Segment: 16, Dtype: graph.Float32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ev := tasks.NewEval(e.Dim(), K)
+	if err := e.SequenceEnergy(theta, seq, ev); err != nil {
+		t.Fatal(err)
+	}
+	eu, eg := relErr(ev.U, wantU), relErr(ev.Grad, wantGrad)
+	t.Logf("float32: U error %.2g, gradient error %.2g", eu, eg)
+	if eu > 1e-5 || eg > 1e-4 {
+		t.Errorf("float32: U error %.3g, gradient error %.3g", eu, eg)
+	}
+}
+
+// checkFD compares the gradient of Σ_k U_k with central differences (step
+// h) of the forward program's energy, on at most maxPer coordinates (all
+// when 0).
+func checkFD(t *testing.T, e *Energy, theta []float64, seq music.Sequence, h float64, maxPer int, tol float64) {
+	t.Helper()
+	k := e.Chains()
+	ev := tasks.NewEval(e.Dim(), k)
+	if err := e.SequenceEnergy(theta, seq, ev); err != nil {
+		t.Fatal(err)
+	}
+	scale := e.DataSize() / float64(seq.T)
+	ll, pu, pg := make([]float64, k), make([]float64, k), make([]float64, len(theta))
+	f := func() (float64, error) {
+		if err := e.LogLik(theta, seq, ll); err != nil {
+			return 0, err
+		}
+		Prior(theta, k, pu, pg)
+		u := 0.0
+		for c := range ll {
+			u += -scale*ll[c] + pu[c]
+		}
+		return u, nil
+	}
+	res, err := graph.CheckGradient(f, [][]float64{theta}, [][]float64{ev.Grad}, h, maxPer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(res)
+	if res.Worst > tol {
+		t.Errorf("gradient vs finite differences: %v", res)
+	}
+}
+
+// Finite differences across segment boundaries: 19 frames in segments of 4.
+func TestFiniteDifferences(t *testing.T) {
+	const H, K, S, T = 3, 2, 4, 19
+	rng := rand.New(rand.NewPCG(5, 6))
+	seq := randomSequence(rng, T, 0.3)
+	e, err := NewEnergy(music.Split{seq, randomSequence(rng, 7, 0.3)}, Config{Hidden: H, Chains: K, Segment: S})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	checkFD(t, e, randomTheta(rng, H, K, 0.5), seq, 1e-5, 700, 1e-6)
+}
+
+// A sequence of 300 frames (more than 256) in segments of 128: finite
+// differences on a few coordinates, and the oracle on all.
+func TestLongSequence(t *testing.T) {
+	const H, K, S, T = 2, 2, 128, 300
+	rng := rand.New(rand.NewPCG(7, 8))
+	seq := randomSequence(rng, T, 0.2)
+	train := music.Split{seq}
+	e, err := NewEnergy(train, Config{Hidden: H, Chains: K, Segment: S})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	theta := randomTheta(rng, H, K, 0.7)
+	checkFD(t, e, theta, seq, 1e-4, 40, 1e-6)
+	wantU, wantGrad := oracleEnergy(H, K, train.Frames(), theta, seq)
+	ev := tasks.NewEval(e.Dim(), K)
+	if err := e.SequenceEnergy(theta, seq, ev); err != nil {
+		t.Fatal(err)
+	}
+	if eu, eg := relErr(ev.U, wantU), relErr(ev.Grad, wantGrad); eu > 1e-9 || eg > 1e-9 {
+		t.Errorf("%d frames: U error %.3g, gradient error %.3g against the oracle", T, eu, eg)
+	}
+}
+
+// Evaluate draws the training sequences in a seeded order, each once per
+// data epoch, and returns the energy of the one it drew, prior parts apart.
+func TestEvaluate(t *testing.T) {
+	const H, K = 2, 2
+	rng := rand.New(rand.NewPCG(9, 10))
+	var train music.Split
+	for _, T := range []int{5, 9, 3, 12, 7} {
+		train = append(train, randomSequence(rng, T, 0.2))
+	}
+	e, err := NewEnergy(train, Config{Hidden: H, Chains: K, Segment: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if e.DataSize() != 36 {
+		t.Errorf("DataSize = %v, want 36", e.DataSize())
+	}
+	theta := randomTheta(rng, H, K, 0.5)
+	ev := tasks.NewEval(e.Dim(), K)
+	visits := func(seed uint64) []int {
+		e.Batches().Reset()
+		r := rand.New(rand.NewPCG(seed, 1))
+		var order []int
+		for i := 0; i < 3*len(train); i++ {
+			if err := e.Evaluate(r, theta, ev); err != nil {
+				t.Fatal(err)
+			}
+			order = append(order, e.Last())
+		}
+		return order
+	}
+	a, b, c := visits(1), visits(1), visits(2)
+	if !slices.Equal(a, b) {
+		t.Errorf("same seed, different orders: %v and %v", a, b)
+	}
+	if slices.Equal(a, c) {
+		t.Errorf("seeds 1 and 2 give the same order %v", a)
+	}
+	for ep := 0; ep < 3; ep++ {
+		got := slices.Sorted(slices.Values(a[ep*len(train) : (ep+1)*len(train)]))
+		if !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
+			t.Errorf("epoch %d visits %v, want each sequence once", ep+1, a[ep*len(train):(ep+1)*len(train)])
+		}
+	}
+	if slices.Equal(a[:5], a[5:10]) && slices.Equal(a[5:10], a[10:]) {
+		t.Errorf("the same permutation every epoch: %v", a)
+	}
+	// the last evaluation is the energy of sequence e.Last()
+	wantU, wantGrad := oracleEnergy(H, K, 36, theta, train[e.Last()])
+	if eu, eg := relErr(ev.U, wantU), relErr(ev.Grad, wantGrad); eu > 1e-9 || eg > 1e-9 {
+		t.Errorf("Evaluate: U error %.3g, gradient error %.3g", eu, eg)
+	}
+	d := float64(e.Dim())
+	for k := 0; k < K; k++ {
+		p := 0.5 * d * math.Log(2*math.Pi)
+		for i := 0; i < e.Dim(); i++ {
+			p += 0.5 * theta[i*K+k] * theta[i*K+k]
+		}
+		if math.Abs(ev.Prior[k]-p) > 1e-12*p {
+			t.Errorf("prior of chain %d: %v, want %v", k, ev.Prior[k], p)
+		}
+	}
+	if !slices.Equal(ev.PriorGrad, theta) {
+		t.Error("PriorGrad ≠ θ")
+	}
+}
+
+// loadData loads a data set from $METASGMCMC_DATA (or ./data), skipping the
+// test when it is absent.
+func loadData(t *testing.T, name string) *music.Dataset {
+	t.Helper()
+	d, err := music.Load(datadir.Dir(""), name)
+	var missing *datadir.MissingError
+	if errors.As(err, &missing) {
+		t.Skipf("no data: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// The energy of a short real JSB chorale against the oracle.
+func TestRealJSB(t *testing.T) {
+	d := loadData(t, "jsb")
+	const H, K = 8, 2
+	seq := d.Train[0]
+	for _, s := range d.Train {
+		if s.T < seq.T {
+			seq = s
+		}
+	}
+	e, err := NewEnergy(d.Train, Config{Hidden: H, Chains: K, Segment: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	theta := randomTheta(rand.New(rand.NewPCG(11, 12)), H, K, 0.3)
+	ev := tasks.NewEval(e.Dim(), K)
+	if err := e.SequenceEnergy(theta, seq, ev); err != nil {
+		t.Fatal(err)
+	}
+	wantU, wantGrad := oracleEnergy(H, K, d.Train.Frames(), theta, seq)
+	eu, eg := relErr(ev.U, wantU), relErr(ev.Grad, wantGrad)
+	t.Logf("JSB sequence of %d frames (N = %d): U %v, errors %.2g %.2g", seq.T, d.Train.Frames(), ev.U, eu, eg)
+	if eu > 1e-9 || eg > 1e-9 {
+		t.Errorf("U error %.3g, gradient error %.3g", eu, eg)
+	}
+}
+
+// Scores of a split with more sequences than slots against the oracle's
+// log-likelihoods.
+func TestScore(t *testing.T) {
+	const H, K, S = 4, 3, 8
+	rng := rand.New(rand.NewPCG(13, 14))
+	var split music.Split
+	for _, T := range []int{5, 40, 17, 100, 1, 33, 8} {
+		split = append(split, randomSequence(rng, T, 0.15))
+	}
+	theta := randomTheta(rng, H, K, 0.5)
+	o := newOracle(H, K)
+	want := make([]float64, len(split)*K)
+	for n, seq := range split {
+		o.logLik(theta, seq, want[n*K:(n+1)*K])
+	}
+	sc, err := NewScorer(Config{Hidden: H, Chains: K, Segment: S}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	got := make([]float64, len(want))
+	if err := sc.LogLiks(theta, split, got); err != nil {
+		t.Fatal(err)
+	}
+	if e := relErr(got, want); e > 1e-9 {
+		t.Errorf("log-likelihoods: error %.3g\ngot  %v\nwant %v", e, got, want)
+	}
+	s, err := sc.Score(theta, split)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the ensemble and the chain average, directly
+	ens, chain := 0.0, 0.0
+	for n := range split {
+		row := want[n*K : (n+1)*K]
+		mx := slices.Max(row)
+		p := 0.0 // the chain average of p(seq | θ_k), divided by e^mx
+		for _, v := range row {
+			p += math.Exp(v-mx) / K
+			chain -= v / K
+		}
+		ens -= mx + math.Log(p)
+	}
+	frames := float64(split.Frames())
+	if s.Frames != split.Frames() || math.Abs(s.Ensemble-ens/frames) > 1e-9 || math.Abs(s.Chain-chain/frames) > 1e-9 {
+		t.Errorf("Score = %+v, want ensemble %v and chain %v over %v frames", s, ens/frames, chain/frames, frames)
+	}
+	if s.Ensemble > s.Chain {
+		t.Errorf("the ensemble (%v) is worse than the chains on average (%v)", s.Ensemble, s.Chain)
+	}
+}
+
+func TestMonitor(t *testing.T) {
+	const H, K = 3, 2
+	rng := rand.New(rand.NewPCG(15, 16))
+	test := music.Split{randomSequence(rng, 12, 0.2), randomSequence(rng, 30, 0.2)}
+	valid := music.Split{randomSequence(rng, 9, 0.2)}
+	cfg := Config{Hidden: H, Chains: K, Segment: 8}
+	m, err := NewMonitor(cfg, test, valid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := m.Metrics(); err == nil {
+		t.Error("Metrics before any observation: no error")
+	}
+	theta := randomTheta(rng, H, K, 0.5)
+	if err := m.Observe(1, theta); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := m.Metrics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := NewScorer(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	st, _ := sc.Score(theta, test)
+	sv, _ := sc.Score(theta, valid)
+	want := []tasks.Metric{{Name: "test_nll", Value: st.Ensemble}, {Name: "test_nll_chain", Value: st.Chain}, {Name: "valid_nll", Value: sv.Ensemble}}
+	if len(ms) != len(want) {
+		t.Fatalf("metrics %v, want %v", ms, want)
+	}
+	for i := range ms {
+		if ms[i].Name != want[i].Name || math.Abs(ms[i].Value-want[i].Value) > 1e-12 {
+			t.Errorf("metric %d: %v, want %v", i, ms[i], want[i])
+		}
+	}
+	if sum, err := m.Summary(); err != nil || !slices.Equal(sum, ms) {
+		t.Errorf("Summary = %v, %v; want %v", sum, err, ms)
+	}
+}

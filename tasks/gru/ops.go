@@ -1,0 +1,636 @@
+package gru
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math"
+
+	"github.com/chewxy/hm"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+)
+
+// chainMatOp is a matrix product batched over the leading (chain) axis,
+// C_k = A_k·B_k or, with trans, C_k = A_k·B_kᵀ, for A (K, M, N₁), B (K, N₁,
+// N₂) or (K, N₂, N₁), C (K, M, N₂). It is G.BatchedMatMul for the
+// recurrence's single-row products: gonum's Dgemm splits a 1×N product
+// into column blocks of 64 run by goroutines, which measured 2–3× slower than
+// one Dgemv per chain on the per-step products of this GRU (H = 100 to 200,
+// 20 chains), the bulk of its time. Up to gemvRows rows are done as one
+// Dgemv each, chain by chain, so that B_k is read from memory once for all
+// rows (gonum's Dgemm with few rows is slower still); more rows use Gemm.
+//
+// Its derivatives are dA = chainMatOp{!trans}(g, B) and, for B,
+// G.BatchedMatMul(A, g, ᵀ) (or (g, A, ᵀ) with trans), so it can be
+// differentiated to any order.
+type chainMatOp struct{ trans bool }
+
+// gemvRows is the largest number of rows chainMatOp multiplies row by row.
+const gemvRows = 32
+
+func (op chainMatOp) Arity() int { return 2 }
+
+func (op chainMatOp) Type() hm.Type {
+	t := G.TensorType{Dims: 3, Of: hm.TypeVariable('a')}
+	return hm.NewFnType(t, t, t)
+}
+
+func (op chainMatOp) dims(a, b tensor.Shape) (k, m, n1, n2 int, err error) {
+	if len(a) != 3 || len(b) != 3 || a[0] != b[0] {
+		return 0, 0, 0, 0, fmt.Errorf("%v: shapes %v and %v", op, a, b)
+	}
+	k, m, n1 = a[0], a[1], a[2]
+	if op.trans {
+		n2 = b[1]
+		if b[2] != n1 {
+			err = fmt.Errorf("%v: shapes %v and %v", op, a, b)
+		}
+	} else {
+		n2 = b[2]
+		if b[1] != n1 {
+			err = fmt.Errorf("%v: shapes %v and %v", op, a, b)
+		}
+	}
+	return
+}
+
+func (op chainMatOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if len(in) != 2 {
+		return nil, fmt.Errorf("%v: %d inputs, want 2", op, len(in))
+	}
+	a, ok1 := in[0].(tensor.Shape)
+	b, ok2 := in[1].(tensor.Shape)
+	if !ok1 || !ok2 {
+		return nil, fmt.Errorf("%v: input shapes %v and %v", op, in[0], in[1])
+	}
+	k, m, _, n2, err := op.dims(a, b)
+	if err != nil {
+		return nil, err
+	}
+	return tensor.Shape{k, m, n2}, nil
+}
+
+// dense returns the contiguous data of v.
+func dense(v G.Value) (tensor.Tensor, error) {
+	t, ok := v.(tensor.Tensor)
+	if !ok {
+		return nil, fmt.Errorf("gru: value %T is not a tensor", v)
+	}
+	if !t.IsNativelyAccessible() || t.RequiresIterator() {
+		return tensor.Materialize(t).(tensor.Tensor), nil
+	}
+	return t, nil
+}
+
+func (op chainMatOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != 2 {
+		return nil, fmt.Errorf("%v: %d inputs, want 2", op, len(vals))
+	}
+	a, err := dense(vals[0])
+	if err != nil {
+		return nil, err
+	}
+	b, err := dense(vals[1])
+	if err != nil {
+		return nil, err
+	}
+	k, m, n1, n2, err := op.dims(a.Shape(), b.Shape())
+	if err != nil {
+		return nil, err
+	}
+	shape := []int{k, m, n2}
+	sa, sb, sc := m*n1, n1*n2, m*n2
+	tB := blas.NoTrans
+	rb, cb := n1, n2
+	if op.trans {
+		tB, rb, cb = blas.Trans, n2, n1
+	}
+	switch ad := a.Data().(type) {
+	case []float64:
+		bd, ok := b.Data().([]float64)
+		if !ok {
+			return nil, fmt.Errorf("%v: mixed dtypes", op)
+		}
+		c := make([]float64, k*sc)
+		for i := 0; i < k; i++ {
+			B := blas64.General{Rows: rb, Cols: cb, Stride: cb, Data: bd[i*sb : (i+1)*sb]}
+			if m <= gemvRows {
+				// row by row, c = Bᵀa or Ba with trans, while B_i is in cache
+				for r := 0; r < m; r++ {
+					blas64.Gemv(flip(tB), 1, B, blas64.Vector{N: n1, Inc: 1, Data: ad[i*sa+r*n1 : i*sa+(r+1)*n1]}, 0, blas64.Vector{N: n2, Inc: 1, Data: c[i*sc+r*n2 : i*sc+(r+1)*n2]})
+				}
+				continue
+			}
+			A := blas64.General{Rows: m, Cols: n1, Stride: n1, Data: ad[i*sa : (i+1)*sa]}
+			blas64.Gemm(blas.NoTrans, tB, 1, A, B, 0, blas64.General{Rows: m, Cols: n2, Stride: n2, Data: c[i*sc : (i+1)*sc]})
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
+	case []float32:
+		bd, ok := b.Data().([]float32)
+		if !ok {
+			return nil, fmt.Errorf("%v: mixed dtypes", op)
+		}
+		c := make([]float32, k*sc)
+		for i := 0; i < k; i++ {
+			B := blas32.General{Rows: rb, Cols: cb, Stride: cb, Data: bd[i*sb : (i+1)*sb]}
+			if m <= gemvRows {
+				for r := 0; r < m; r++ {
+					blas32.Gemv(flip(tB), 1, B, blas32.Vector{N: n1, Inc: 1, Data: ad[i*sa+r*n1 : i*sa+(r+1)*n1]}, 0, blas32.Vector{N: n2, Inc: 1, Data: c[i*sc+r*n2 : i*sc+(r+1)*n2]})
+				}
+				continue
+			}
+			A := blas32.General{Rows: m, Cols: n1, Stride: n1, Data: ad[i*sa : (i+1)*sa]}
+			blas32.Gemm(blas.NoTrans, tB, 1, A, B, 0, blas32.General{Rows: m, Cols: n2, Stride: n2, Data: c[i*sc : (i+1)*sc]})
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
+	}
+	return nil, fmt.Errorf("%v: unsupported dtype %v", op, a.Dtype())
+}
+
+// flip turns the transposition of B in c = a·op(B) into that of the
+// matrix-vector product c = op'(B)·a.
+func flip(t blas.Transpose) blas.Transpose {
+	if t == blas.NoTrans {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+func (op chainMatOp) ReturnsPtr() bool     { return false }
+func (op chainMatOp) CallsExtern() bool    { return false }
+func (op chainMatOp) OverwritesInput() int { return -1 }
+
+func (op chainMatOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.gru.%v", op) }
+
+func (op chainMatOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+func (op chainMatOp) String() string {
+	if op.trans {
+		return "ChainMatMulᵀ"
+	}
+	return "ChainMatMul"
+}
+
+func (op chainMatOp) DiffWRT(n int) []bool { return []bool{true, true} }
+
+func (op chainMatOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	a, b := inputs[0], inputs[1]
+	da, err := G.ApplyOp(chainMatOp{trans: !op.trans}, grad, b)
+	if err != nil {
+		return nil, err
+	}
+	var db *G.Node
+	if op.trans { // C = A·Bᵀ: dB = gᵀ·A
+		db, err = G.BatchedMatMul(grad, a, true, false)
+	} else { // C = A·B: dB = Aᵀ·g
+		db, err = G.BatchedMatMul(a, grad, true, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{da, db}, nil
+}
+
+func (op chainMatOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
+	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
+}
+
+// chainMatMul returns the chain-batched product a·b (a·bᵀ with trans).
+func chainMatMul(a, b *G.Node, trans bool) (*G.Node, error) {
+	return G.ApplyOp(chainMatOp{trans: trans}, a, b)
+}
+
+// actOp is an element-wise activation whose derivative is one fused op of
+// its output: Gorgonia's G.Sigmoid differentiates as σ(x)⊙σ(−x)⊙g (three
+// more ops and an exp per element) and G.Tanh as (1 − y⊙y)⊙g (three ops);
+// in this GRU, whose per-step tensors are small, the number of ops per
+// step sets the speed. The derivatives of the fused derivatives are built
+// from Gorgonia's primitives.
+type actOp struct{ kind actKind }
+
+type actKind int
+
+const (
+	actSigmoid     actKind = iota // σ(x)
+	actTanh                       // tanh(x)
+	actSigmoidGrad                // (y, g) ↦ g⊙y⊙(1−y), the derivative of σ by its output y
+	actTanhGrad                   // (y, g) ↦ g⊙(1−y²), the derivative of tanh by its output y
+)
+
+var actNames = [...]string{"Sigmoid", "Tanh", "SigmoidGrad", "TanhGrad"}
+
+func (op actOp) Arity() int {
+	if op.kind == actSigmoid || op.kind == actTanh {
+		return 1
+	}
+	return 2
+}
+
+func (op actOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	if op.Arity() == 1 {
+		return hm.NewFnType(a, a)
+	}
+	return hm.NewFnType(a, a, a)
+}
+
+func (op actOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if len(in) != op.Arity() {
+		return nil, fmt.Errorf("%v: %d inputs, want %d", op, len(in), op.Arity())
+	}
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("%v: input shape %v", op, in[0])
+	}
+	if op.Arity() == 2 {
+		if s2, ok := in[1].(tensor.Shape); !ok || !s2.Eq(s) {
+			return nil, fmt.Errorf("%v: shapes %v and %v", op, in[0], in[1])
+		}
+	}
+	return s.Clone(), nil
+}
+
+func sigm(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+func (op actOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != op.Arity() {
+		return nil, fmt.Errorf("%v: %d inputs, want %d", op, len(vals), op.Arity())
+	}
+	ts := make([]tensor.Tensor, len(vals))
+	for i, v := range vals {
+		t, err := dense(v)
+		if err != nil {
+			return nil, err
+		}
+		ts[i] = t
+	}
+	shape := ts[0].Shape().Clone()
+	switch x := ts[0].Data().(type) {
+	case []float64:
+		out := make([]float64, len(x))
+		switch op.kind {
+		case actSigmoid:
+			for i, v := range x {
+				out[i] = sigm(v)
+			}
+		case actTanh:
+			for i, v := range x {
+				out[i] = math.Tanh(v)
+			}
+		default:
+			g, ok := ts[1].Data().([]float64)
+			if !ok || len(g) != len(x) {
+				return nil, fmt.Errorf("%v: mismatched operands", op)
+			}
+			if op.kind == actSigmoidGrad {
+				for i, y := range x {
+					out[i] = g[i] * y * (1 - y)
+				}
+			} else {
+				for i, y := range x {
+					out[i] = g[i] * (1 - y*y)
+				}
+			}
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
+	case []float32:
+		out := make([]float32, len(x))
+		switch op.kind {
+		case actSigmoid:
+			for i, v := range x {
+				out[i] = float32(sigm(float64(v)))
+			}
+		case actTanh:
+			for i, v := range x {
+				out[i] = float32(math.Tanh(float64(v)))
+			}
+		default:
+			g, ok := ts[1].Data().([]float32)
+			if !ok || len(g) != len(x) {
+				return nil, fmt.Errorf("%v: mismatched operands", op)
+			}
+			if op.kind == actSigmoidGrad {
+				for i, y := range x {
+					out[i] = g[i] * y * (1 - y)
+				}
+			} else {
+				for i, y := range x {
+					out[i] = g[i] * (1 - y*y)
+				}
+			}
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
+	}
+	return nil, fmt.Errorf("%v: unsupported dtype %v", op, ts[0].Dtype())
+}
+
+func (op actOp) ReturnsPtr() bool     { return false }
+func (op actOp) CallsExtern() bool    { return false }
+func (op actOp) OverwritesInput() int { return -1 }
+
+func (op actOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.gru.%v", op) }
+
+func (op actOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+func (op actOp) String() string { return actNames[op.kind] }
+
+func (op actOp) DiffWRT(n int) []bool {
+	d := make([]bool, n)
+	for i := range d {
+		d[i] = true
+	}
+	return d
+}
+
+func (op actOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	switch op.kind {
+	case actSigmoid:
+		d, err := G.ApplyOp(actOp{kind: actSigmoidGrad}, output, grad)
+		return G.Nodes{d}, err
+	case actTanh:
+		d, err := G.ApplyOp(actOp{kind: actTanhGrad}, output, grad)
+		return G.Nodes{d}, err
+	}
+	// Second derivatives, from primitives: for f(y, g) = g⊙φ(y),
+	// d/dg = φ(y)⊙u and d/dy = g⊙φ'(y)⊙u, with φ(y) = y(1−y), φ' = 1−2y
+	// (sigmoid) or φ(y) = 1−y², φ' = −2y (tanh).
+	y, g := inputs[0], inputs[1]
+	one := graph.Scalar(y.Graph(), y.Dtype(), 1)
+	two := graph.Scalar(y.Graph(), y.Dtype(), 2)
+	var phi, dphi *G.Node
+	var err error
+	if op.kind == actSigmoidGrad {
+		if phi, err = G.HadamardProd(y, G.Must(G.Sub(one, y))); err != nil {
+			return nil, err
+		}
+		dphi, err = G.Sub(one, G.Must(G.Mul(two, y)))
+	} else {
+		if phi, err = G.Sub(one, G.Must(G.HadamardProd(y, y))); err != nil {
+			return nil, err
+		}
+		dphi, err = G.Neg(G.Must(G.Mul(two, y)))
+	}
+	if err != nil {
+		return nil, err
+	}
+	dy, err := G.HadamardProd(G.Must(G.HadamardProd(g, dphi)), grad)
+	if err != nil {
+		return nil, err
+	}
+	dg, err := G.HadamardProd(phi, grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dy, dg}, nil
+}
+
+func (op actOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
+	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
+}
+
+// sigmoidNode returns σ(x) element-wise.
+func sigmoidNode(x *G.Node) (*G.Node, error) { return G.ApplyOp(actOp{kind: actSigmoid}, x) }
+
+// tanhNode returns tanh(x) element-wise.
+func tanhNode(x *G.Node) (*G.Node, error) { return G.ApplyOp(actOp{kind: actTanh}, x) }
+
+// gateOp is the pre-activation of a gate at step t of a segment, for B
+// sequences and K chains: rows t·B … t·B+B−1 of the input projections P
+// (K, S·B, H) plus the recurrent product x·U (x (K, B, N), U (K, N, H)),
+// computed with P's rows as the initial value of the product (Dgemv with
+// β = 1), in one op instead of a slice, a product and a sum.
+//
+// Its derivatives are dP = the adjoint in rows t·B…, zeros elsewhere (a
+// concatenation), dx = chainMatOp{trans}(g, U) and dU = G.BatchedMatMul(x, g, ᵀ).
+type gateOp struct{ t, b int }
+
+func (op gateOp) Arity() int { return 3 }
+
+func (op gateOp) Type() hm.Type {
+	t := G.TensorType{Dims: 3, Of: hm.TypeVariable('a')}
+	return hm.NewFnType(t, t, t, t)
+}
+
+func (op gateOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if len(in) != 3 {
+		return nil, fmt.Errorf("%v: %d inputs, want 3", op, len(in))
+	}
+	want, err := chainMatOp{}.InferShape(in[1], in[2])
+	if err != nil {
+		return nil, err
+	}
+	p, ok := in[0].(tensor.Shape)
+	if !ok || len(p) != 3 || p[0] != want[0] || p[2] != want[2] || want[1] != op.b || p[1] < (op.t+1)*op.b {
+		return nil, fmt.Errorf("%v: projections of shape %v for a product of shape %v", op, in[0], want)
+	}
+	return want, nil
+}
+
+func (op gateOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != 3 {
+		return nil, fmt.Errorf("%v: %d inputs, want 3", op, len(vals))
+	}
+	ts := make([]tensor.Tensor, 3)
+	for i, v := range vals {
+		t, err := dense(v)
+		if err != nil {
+			return nil, err
+		}
+		ts[i] = t
+	}
+	ps, xs, us := ts[0].Shape(), ts[1].Shape(), ts[2].Shape()
+	k, rows, n, h := ps[0], ps[1], xs[2], us[2]
+	b := op.b
+	shape := []int{k, b, h}
+	switch pd := ts[0].Data().(type) {
+	case []float64:
+		xd, ok1 := ts[1].Data().([]float64)
+		ud, ok2 := ts[2].Data().([]float64)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("%v: mixed dtypes", op)
+		}
+		c := make([]float64, k*b*h)
+		for i := 0; i < k; i++ {
+			copy(c[i*b*h:(i+1)*b*h], pd[(i*rows+op.t*b)*h:])
+			U := blas64.General{Rows: n, Cols: h, Stride: h, Data: ud[i*n*h : (i+1)*n*h]}
+			if b <= gemvRows {
+				for r := 0; r < b; r++ {
+					blas64.Gemv(blas.Trans, 1, U, blas64.Vector{N: n, Inc: 1, Data: xd[(i*b+r)*n : (i*b+r+1)*n]}, 1, blas64.Vector{N: h, Inc: 1, Data: c[(i*b+r)*h : (i*b+r+1)*h]})
+				}
+				continue
+			}
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, blas64.General{Rows: b, Cols: n, Stride: n, Data: xd[i*b*n : (i+1)*b*n]}, U, 1, blas64.General{Rows: b, Cols: h, Stride: h, Data: c[i*b*h : (i+1)*b*h]})
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
+	case []float32:
+		xd, ok1 := ts[1].Data().([]float32)
+		ud, ok2 := ts[2].Data().([]float32)
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("%v: mixed dtypes", op)
+		}
+		c := make([]float32, k*b*h)
+		for i := 0; i < k; i++ {
+			copy(c[i*b*h:(i+1)*b*h], pd[(i*rows+op.t*b)*h:])
+			U := blas32.General{Rows: n, Cols: h, Stride: h, Data: ud[i*n*h : (i+1)*n*h]}
+			if b <= gemvRows {
+				for r := 0; r < b; r++ {
+					blas32.Gemv(blas.Trans, 1, U, blas32.Vector{N: n, Inc: 1, Data: xd[(i*b+r)*n : (i*b+r+1)*n]}, 1, blas32.Vector{N: h, Inc: 1, Data: c[(i*b+r)*h : (i*b+r+1)*h]})
+				}
+				continue
+			}
+			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, blas32.General{Rows: b, Cols: n, Stride: n, Data: xd[i*b*n : (i+1)*b*n]}, U, 1, blas32.General{Rows: b, Cols: h, Stride: h, Data: c[i*b*h : (i+1)*b*h]})
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
+	}
+	return nil, fmt.Errorf("%v: unsupported dtype %v", op, ts[0].Dtype())
+}
+
+func (op gateOp) ReturnsPtr() bool      { return false }
+func (op gateOp) CallsExtern() bool     { return false }
+func (op gateOp) OverwritesInput() int  { return -1 }
+func (op gateOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.gru.%v", op) }
+
+func (op gateOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+func (op gateOp) String() string { return fmt.Sprintf("Gate(t=%d, b=%d)", op.t, op.b) }
+
+func (op gateOp) DiffWRT(int) []bool { return []bool{true, true, true} }
+
+func (op gateOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	d, err := chainMatOp{}.SymDiff(inputs[1:], output, grad)
+	if err != nil {
+		return nil, err
+	}
+	p := inputs[0]
+	k, rows, h := p.Shape()[0], p.Shape()[1], p.Shape()[2]
+	parts := G.Nodes{}
+	if lo := op.t * op.b; lo > 0 {
+		parts = append(parts, graph.Zeros(p.Graph(), p.Dtype(), k, lo, h))
+	}
+	parts = append(parts, grad)
+	if hi := (op.t + 1) * op.b; hi < rows {
+		parts = append(parts, graph.Zeros(p.Graph(), p.Dtype(), k, rows-hi, h))
+	}
+	dp := grad
+	if len(parts) > 1 {
+		if dp, err = graph.Concat(1, parts...); err != nil {
+			return nil, err
+		}
+	}
+	return append(G.Nodes{dp}, d...), nil
+}
+
+func (op gateOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
+	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
+}
+
+// gate returns the pre-activation rows t·B… of p plus x·u.
+func gate(p, x, u *G.Node, t, b int) (*G.Node, error) { return G.ApplyOp(gateOp{t: t, b: b}, p, x, u) }
+
+// replayOp replays the pre-activation of a gate at step t from its value in
+// the forward pass: it returns rows t·B … t·B+B−1 of A (K, S·B, H), the
+// stacked pre-activations p_t + x_t·U, and differentiates as x·U does (dx =
+// g·Uᵀ, dU = xᵀ·g; A is a value, not differentiated). The gradient graph of
+// a segment thus runs no matrix product per step but those of the backward
+// pass, and needs no input projections.
+type replayOp struct{ t, b int }
+
+func (op replayOp) Arity() int { return 3 }
+
+func (op replayOp) Type() hm.Type {
+	t := G.TensorType{Dims: 3, Of: hm.TypeVariable('a')}
+	return hm.NewFnType(t, t, t, t)
+}
+
+func (op replayOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if len(in) != 3 {
+		return nil, fmt.Errorf("%v: %d inputs, want 3", op, len(in))
+	}
+	want, err := chainMatOp{}.InferShape(in[0], in[1])
+	if err != nil {
+		return nil, err
+	}
+	a, ok := in[2].(tensor.Shape)
+	if !ok || len(a) != 3 || a[0] != want[0] || a[2] != want[2] || want[1] != op.b || a[1] < (op.t+1)*op.b {
+		return nil, fmt.Errorf("%v: values of shape %v for a product of shape %v", op, in[2], want)
+	}
+	return want, nil
+}
+
+func (op replayOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != 3 {
+		return nil, fmt.Errorf("%v: %d inputs, want 3", op, len(vals))
+	}
+	a, err := dense(vals[2])
+	if err != nil {
+		return nil, err
+	}
+	s := a.Shape()
+	k, rows, h, b := s[0], s[1], s[2], op.b
+	shape := []int{k, b, h}
+	switch ad := a.Data().(type) {
+	case []float64:
+		c := make([]float64, k*b*h)
+		for i := 0; i < k; i++ {
+			copy(c[i*b*h:(i+1)*b*h], ad[(i*rows+op.t*b)*h:])
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
+	case []float32:
+		c := make([]float32, k*b*h)
+		for i := 0; i < k; i++ {
+			copy(c[i*b*h:(i+1)*b*h], ad[(i*rows+op.t*b)*h:])
+		}
+		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
+	}
+	return nil, fmt.Errorf("%v: unsupported dtype %v", op, a.Dtype())
+}
+
+func (op replayOp) ReturnsPtr() bool      { return false }
+func (op replayOp) CallsExtern() bool     { return false }
+func (op replayOp) OverwritesInput() int  { return -1 }
+func (op replayOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.gru.%v", op) }
+
+func (op replayOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+func (op replayOp) String() string { return fmt.Sprintf("Replay(t=%d, b=%d)", op.t, op.b) }
+
+func (op replayOp) DiffWRT(int) []bool { return []bool{true, true, false} }
+
+func (op replayOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	d, err := chainMatOp{}.SymDiff(inputs[:2], output, grad)
+	if err != nil {
+		return nil, err
+	}
+	return append(d, nil), nil
+}
+
+func (op replayOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
+	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
+}
+
+// replay returns rows t·B… of a, differentiating as x·u.
+func replay(x, u, a *G.Node, t, b int) (*G.Node, error) {
+	return G.ApplyOp(replayOp{t: t, b: b}, x, u, a)
+}
