@@ -42,7 +42,7 @@ func main() {
 }
 
 type options struct {
-	task, out, resume         string
+	task, out, resume, preset string
 	epochs, chains, subEpochs int
 	steps, window             int
 	stepSize, lr              float64
@@ -55,7 +55,8 @@ func run(ctx context.Context, args []string) error {
 	fs := pflag.NewFlagSet("train", pflag.ContinueOnError)
 	var o options
 	fs.StringVar(&o.task, "task", "gaussian10", "task to train on: one with a training set-up among "+fmt.Sprint(catalog.Names()))
-	fs.StringVar(&o.out, "out", "", "output directory (required unless --resume)")
+	fs.StringVar(&o.out, "out", "", "output directory (default runs/train-TASK)")
+	fs.StringVar(&o.preset, "preset", "", "quick: a small demo of the task's training that finishes in minutes")
 	fs.StringVar(&o.resume, "resume", "", "continue the run whose checkpoint is in DIR (outputs go there too); --epochs may differ, to extend a run or end it at its checkpoint")
 	fs.IntVar(&o.epochs, "epochs", 0, "number of epochs (default: the task's)")
 	fs.IntVar(&o.subEpochs, "sub-epochs", -1, "continuation unrolls per epoch after the fresh one (default: the task's)")
@@ -82,8 +83,24 @@ func run(ctx context.Context, args []string) error {
 		}
 		o.out = o.resume
 	}
+	switch o.preset {
+	case "", "quick":
+	default:
+		return cli.Usagef("unknown preset %q (want quick)", o.preset)
+	}
+	if o.preset == "quick" && !fs.Changed("hidden") {
+		o.target.Hidden = quickHidden
+	}
 	if o.out == "" {
-		return cli.Usagef("--out DIR is required")
+		o.out = filepath.Join("runs", "train-"+o.task)
+		if o.preset != "" {
+			o.out += "-" + o.preset
+		}
+	}
+	if o.resume == "" {
+		if _, err := os.Stat(filepath.Join(o.out, "checkpoint.json")); err == nil {
+			return cli.Usagef("%s already holds a training run: continue it with --resume %s, or choose another --out", o.out, o.out)
+		}
 	}
 	task, err := catalog.New(o.task, o.target)
 	if err != nil {
@@ -172,6 +189,9 @@ func run(ctx context.Context, args []string) error {
 	return cli.WriteFile(filepath.Join(o.out, "sampler.json"), f.Encode)
 }
 
+// quickHidden is the GRU width of --preset quick.
+const quickHidden = 16
+
 // cfgLastLoss names the loss whose row ends an unroll.
 func cfgLastLoss(cfg train.Config) string {
 	if cfg.InChain != nil {
@@ -194,6 +214,14 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 	}
 	nn := t.NN
 	nn.StepSize = t.StepSize
+	if o.preset == "quick" {
+		cfg.Epochs, cfg.SubEpochs, cfg.Chains, cfg.Steps, cfg.Window = 2, 1, 6, 12, 6
+		if cfg.InChain != nil {
+			c := *cfg.InChain
+			c.Burn, c.Thin, c.FirstChain, c.Stride = 6, 2, [2]int{0, 1}, [2]int{2, 3}
+			cfg.InChain = &c
+		}
+	}
 	for _, f := range []struct {
 		name string
 		set  func()

@@ -139,11 +139,13 @@ func sameStep(eta float64) map[string]float64 {
 	return map[string]float64{"sgld": eta, "sghmc": eta, "psgld": eta, "nnsghmc": eta}
 }
 
+var errNoNoise = fmt.Errorf("this task has minibatch noise; injected gradient noise (--noise) is for the Gaussian tasks")
+
 // compiled returns a NewTarget for a graph energy.
 func compiled(e tasks.Energy, dt graph.Dtype, noiseAllowed bool) func(k int, noise float64) (tasks.Target, error) {
 	return func(k int, noise float64) (tasks.Target, error) {
 		if noise > 0 && !noiseAllowed {
-			return nil, fmt.Errorf("this task has minibatch noise; injected gradient noise (--noise) is for the Gaussian tasks")
+			return nil, errNoNoise
 		}
 		ev, err := tasks.Compile(e, k, dt)
 		if err != nil {
