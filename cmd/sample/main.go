@@ -68,6 +68,7 @@ func run(ctx context.Context, args []string) error {
 	fs.Float64Var(&o.warmupLR, "warmup-lr", 0, "NNSGHMC: the warm-up per-batch learning rate of data tasks, η = √(lr/N)")
 	fs.Float64Var(&o.alphaCoef, "alpha-coef", 0, "NNSGHMC: set α = alpha-coef/η with the first step size (the authors: 0.01 on MNIST)")
 	fs.StringVar(&o.target.DataDir, "data-dir", "", "data directory (default: $METASGMCMC_DATA, else ./data)")
+	fs.BoolVar(&o.target.Download, "download", false, "MNIST tasks: fetch missing data files from their canonical location, verified by sha256")
 	fs.IntVar(&o.target.Hidden, "hidden", 0, "hidden units of the GRU tasks (default: the task's)")
 	fs.BoolVar(&o.float32, "float32", false, "evaluate energies in float32")
 	fs.Float64Var(&o.noise, "noise", -1, "standard deviation σ of gradient noise injected into Gaussian tasks (default: the task's)")

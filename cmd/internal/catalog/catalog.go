@@ -91,6 +91,9 @@ type Options struct {
 	DataDir     string  // data directory ("" for $METASGMCMC_DATA, else ./data)
 	Hidden      int     // GRU width (0 for the task's)
 	Dtype       graph.Dtype
+	// Download, for the MNIST tasks, fetches missing data files from
+	// their canonical location first (verified by sha256).
+	Download bool
 }
 
 // DefaultOptions are the options of the commands' defaults.

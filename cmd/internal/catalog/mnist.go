@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -93,6 +95,11 @@ func loadMNIST(dir string) (*mnist.Set, *mnist.Set, error) {
 const mnistBatch = 500
 
 func (t mnistTask) build(o Options) (*Task, error) {
+	if o.Download {
+		if err := mnist.Download(context.Background(), datadir.Dir(o.DataDir), "", os.Stderr); err != nil {
+			return nil, err
+		}
+	}
 	trainSet, testSet, err := loadMNIST(o.DataDir)
 	if err != nil {
 		return nil, err
