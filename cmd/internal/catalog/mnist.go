@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/bnn"
@@ -123,7 +124,7 @@ func (t mnistTask) build(o Options) (*Task, error) {
 		// evaluation chains start at θ ~ 0.01·N(0, I), p = 0
 		Init: func(rng *rand.Rand, k int) []float64 { return t.net.Init(rng, k, 0.01) },
 		NewMonitor: func(k int) (tasks.Monitor, error) {
-			return bnn.NewMonitor(t.net, k, bnn.MNIST(testSet), bnn.MonitorConfig{})
+			return bnn.NewMonitor(t.net, k, bnn.MNIST(testSet), bnn.MonitorConfig{Float32: o.Dtype == graph.Float32})
 		},
 		Defaults: Defaults{
 			Chains: 20, Steps: 100 * perEpoch, EvalEvery: t.evalEvery,

@@ -1,0 +1,82 @@
+package catalog
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+)
+
+// BenchmarkMNISTNTStep times one step of SGHMC and of NNSGHMC with
+// finite-difference and exact Γ on mnist-nt (784-40-40-10, 20 chains, batch
+// 500): the energy and its gradient plus the update. NNSGHMC uses random
+// networks of the trained sampler's shape. The paper's figure is about 1.5×
+// SGHMC for NNSGHMC with finite differences.
+//
+//	METASGMCMC_DATA=… go test ./cmd/internal/catalog -run '^$' -bench MNISTNTStep -benchtime 20x
+//	(add -tags openblas for OpenBLAS)
+func BenchmarkMNISTNTStep(b *testing.B) {
+	haveData(b, "mnist/train-labels-idx1-ubyte.gz")
+	for _, dt := range []struct {
+		name string
+		dt   graph.Dtype
+	}{{"float64", graph.Float64}, {"float32", graph.Float32}} {
+		o := DefaultOptions
+		o.Dtype = dt.dt
+		task, err := New("mnist-nt", o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		target, err := task.NewTarget(20, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := task.Defaults
+		kernels := []struct {
+			name string
+			make func() (samplers.Kernel, error)
+		}{
+			{"sghmc", func() (samplers.Kernel, error) {
+				return samplers.NewSGHMC(target, d.StepSize["sghmc"], d.SGHMCAlpha/d.StepSize["sghmc"])
+			}},
+			{"nnsghmc-fd", func() (samplers.Kernel, error) { return nn(task, target, samplers.GammaFD) }},
+			{"nnsghmc-exact", func() (samplers.Kernel, error) { return nn(task, target, samplers.GammaExact) }},
+		}
+		for _, k := range kernels {
+			b.Run(dt.name+"/"+k.name, func(b *testing.B) {
+				kern, err := k.make()
+				if err != nil {
+					b.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(1, 1))
+				st, err := kern.Init(task.Init(rng, 20), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := kern.Step(rng, st); err != nil { // warm up
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := kern.Step(rng, st); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N), "ms/step")
+			})
+		}
+	}
+}
+
+func nn(task *Task, target tasks.Target, gamma samplers.Gamma) (samplers.Kernel, error) {
+	d := task.Defaults
+	cfg := d.NN
+	d.TuneNN(&cfg)
+	cfg.Gamma, cfg.StepSize = gamma, d.StepSize["nnsghmc"]
+	cfg.Alpha = d.AlphaCoef / d.WarmupStepSize
+	cfg.TrainDim = 15910
+	cfg.RandomNets(d.QHidden, d.DHidden, rand.New(rand.NewPCG(2, 2)))
+	return samplers.NewNNSGHMC(target, cfg)
+}

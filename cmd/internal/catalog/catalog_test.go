@@ -1,0 +1,93 @@
+package catalog
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
+)
+
+// haveData skips the test when the data sets are not where
+// $METASGMCMC_DATA says.
+func haveData(t testing.TB, file string) {
+	t.Helper()
+	if _, err := os.Stat(datadir.Dir("") + "/" + file); err != nil {
+		t.Skipf("data not available (%v); set %s", err, datadir.EnvVar)
+	}
+}
+
+func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Abs(b) }
+
+// TestMNISTSettingsAreTheAuthors checks the step sizes, α and clamps the
+// catalog derives against the values the authors' code uses
+// (../shared/reference/original-code.md §8.1, §8.2).
+func TestMNISTSettingsAreTheAuthors(t *testing.T) {
+	haveData(t, "mnist/train-labels-idx1-ubyte.gz")
+	tests := []struct {
+		task                   string
+		n                      float64
+		warm, eta, alpha       float64
+		trainEta, trainAlpha   float64
+		clampQ, dMax, sghmcEta float64
+	}{
+		{"mnist-nt", 60000, 3.764e-4, 5.477e-4, 26.57, 0, 0, 5, 1000, 4.082e-4},
+		{"mnist-af", 60000, 1.190e-3, 1.732e-3, 8.40, 0, 0, 4, 10000, 1.581e-3},
+		{"mnist-data", 29404, 5.216e-4, 7.824e-4, 19.17, 0, 0, 4, 400, 5.832e-4},
+		{"mnist-relu", 60000, 3.764e-4, 5.477e-4, 26.57, 3.416e-4, 29.28, 5, 1000, 4.082e-4},
+		{"mnist-data-train", 30596, 5.113e-4, 7.670e-4, 19.56, 4.783e-4, 20.91, 4, 400, 5.717e-4},
+	}
+	for _, tc := range tests {
+		task, err := New(tc.task, DefaultOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := task.Defaults
+		if d.DataSize != tc.n {
+			t.Errorf("%s: N = %v, want %v", tc.task, d.DataSize, tc.n)
+		}
+		if !near(d.WarmupStepSize, tc.warm, 1e-3) || !near(d.StepSize["nnsghmc"], tc.eta, 1e-3) || !near(d.AlphaCoef/d.WarmupStepSize, tc.alpha, 1e-3) {
+			t.Errorf("%s: NNSGHMC η %.4g → %.4g, α %.4g; want %.4g → %.4g, %.4g", tc.task,
+				d.WarmupStepSize, d.StepSize["nnsghmc"], d.AlphaCoef/d.WarmupStepSize, tc.warm, tc.eta, tc.alpha)
+		}
+		if !near(d.StepSize["sghmc"], tc.sghmcEta, 1e-3) {
+			t.Errorf("%s: SGHMC η %.4g, want %.4g", tc.task, d.StepSize["sghmc"], tc.sghmcEta)
+		}
+		cfg := d.NN
+		d.TuneNN(&cfg)
+		if cfg.ClampQ != tc.clampQ || cfg.DMax != tc.dMax || cfg.DScale != 50 || cfg.GradScale != 70 || cfg.EnergyScale != -1 {
+			t.Errorf("%s: NNSGHMC settings %+v", tc.task, cfg)
+		}
+		if tr := task.Training; tc.trainEta > 0 {
+			if tr == nil || !near(tr.StepSize, tc.trainEta, 1e-3) || !near(tr.AlphaCoef/tr.StepSize, tc.trainAlpha, 1e-3) {
+				t.Errorf("%s: training η, α = %v", tc.task, tr)
+			}
+		} else if tr != nil {
+			t.Errorf("%s: unexpected training set-up", tc.task)
+		}
+		if x := task.Init(rand.New(rand.NewPCG(1, 1)), 2); len(x) != 2*task.Dim {
+			t.Errorf("%s: %d initial positions for D = %d", tc.task, len(x), task.Dim)
+		}
+	}
+}
+
+func TestEveryTaskBuilds(t *testing.T) {
+	for _, name := range Names() {
+		task, err := New(name, DefaultOptions)
+		if err != nil {
+			if _, ok := err.(*datadir.MissingError); ok {
+				t.Logf("%s: %v", name, err)
+				continue
+			}
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if task.Dim < 1 || task.Defaults.Chains < 1 || task.Defaults.Steps < 1 || task.NewTarget == nil || task.NewMonitor == nil {
+			t.Errorf("%s: incomplete task %+v", name, task)
+		}
+	}
+	if _, err := New("no-such-task", DefaultOptions); err == nil {
+		t.Error("an unknown task was accepted")
+	}
+}
