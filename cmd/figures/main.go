@@ -106,11 +106,20 @@ func curves(args []string) error {
 	out := fs.String("out", "", "figure path without extension (required)")
 	title := fs.String("title", "", "figure title")
 	logY := fs.Bool("log", true, "logarithmic y axis")
+	per := fs.Float64("steps-per-unit", 1, "steps per unit of the x axis (e.g. minibatches per data epoch)")
+	xlabel := fs.String("xlabel", "step", "x-axis label")
+	ylabel := fs.String("ylabel", "", "y-axis label (default: the metric)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *out == "" {
 		return cli.Usagef("--out is required")
+	}
+	if !(*per > 0) {
+		return cli.Usagef("--steps-per-unit must be positive")
+	}
+	if *ylabel == "" {
+		*ylabel = *metric
 	}
 	rs, err := runs(fs.Args())
 	if err != nil {
@@ -118,25 +127,70 @@ func curves(args []string) error {
 	}
 	var series []plot.Series
 	for _, r := range rs {
-		path := filepath.Join(r[1], "metrics.csv")
-		cols, err := readCSV(path)
+		x, mean, se, err := metricOverRuns(strings.Split(r[1], ","), *metric)
 		if err != nil {
 			return err
 		}
-		if cols[*metric] == nil {
-			return cli.Usagef("%s has no column %q", path, *metric)
+		s := plot.Series{Name: r[0], Y: mean}
+		for _, v := range x {
+			s.X = append(s.X, v / *per)
+		}
+		if se != nil {
+			for i := range mean {
+				s.Lower, s.Upper = append(s.Lower, mean[i]-se[i]), append(s.Upper, mean[i]+se[i])
+			}
+		}
+		series = append(series, s)
+	}
+	return plot.Lines(*out, *title, *xlabel, *ylabel, *logY, series...)
+}
+
+// metricOverRuns reads a metric from the metrics.csv of several runs with
+// the same evaluation steps and returns the steps, the mean over runs and,
+// for more than one run, its standard error (nil for one run).
+func metricOverRuns(dirs []string, metric string) (steps, mean, se []float64, err error) {
+	var ys [][]float64
+	for _, dir := range dirs {
+		path := filepath.Join(dir, "metrics.csv")
+		cols, err := readCSV(path)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if cols[metric] == nil {
+			return nil, nil, nil, cli.Usagef("%s has no column %q", path, metric)
 		}
 		x, err := floats(path, "step", cols["step"])
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
-		y, err := floats(path, *metric, cols[*metric])
+		y, err := floats(path, metric, cols[metric])
 		if err != nil {
-			return err
+			return nil, nil, nil, err
 		}
-		series = append(series, plot.Series{Name: r[0], X: x, Y: y})
+		if steps == nil {
+			steps = x
+		} else if len(x) != len(steps) {
+			return nil, nil, nil, cli.Usagef("%s has %d evaluation points, %s %d: runs must match", path, len(x), dirs[0], len(steps))
+		}
+		ys = append(ys, y)
 	}
-	return plot.Lines(*out, *title, "step", *metric, *logY, series...)
+	mean = make([]float64, len(steps))
+	for _, y := range ys {
+		for i, v := range y {
+			mean[i] += v / float64(len(ys))
+		}
+	}
+	if len(ys) > 1 {
+		se = make([]float64, len(steps))
+		for i := range se {
+			ss := 0.0
+			for _, y := range ys {
+				ss += (y[i] - mean[i]) * (y[i] - mean[i])
+			}
+			se[i] = math.Sqrt(ss/float64(len(ys)-1)) / math.Sqrt(float64(len(ys)))
+		}
+	}
+	return steps, mean, se, nil
 }
 
 func trajectories(args []string) error {
@@ -248,7 +302,8 @@ func nets(args []string) error {
 
 // table prints a Markdown table: one row per run, the metric at each of the
 // steps (from metrics.csv) and the summary values (from summary.json), or
-// the run's error if it stopped.
+// the run's error if it stopped. A run given as several directories
+// (NAME=DIR1,DIR2,…) reports the mean ± standard error over them.
 func table(args []string) error {
 	fs := pflag.NewFlagSet("figures table", pflag.ContinueOnError)
 	metric := fs.String("metric", "kl", "metric column of metrics.csv")
@@ -269,44 +324,66 @@ func table(args []string) error {
 	head = append(head, *summary...)
 	fmt.Println("| " + strings.Join(head, " | ") + " |")
 	fmt.Println("|" + strings.Repeat(" --- |", len(head)))
-	format := func(v float64) string { return strconv.FormatFloat(v, 'g', *digits, 64) }
-	for _, r := range rs {
-		row := []string{r[0]}
-		sum, err := readSummary(filepath.Join(r[1], "summary.json"))
-		if err != nil {
-			return err
+	format := func(v []float64) string {
+		if len(v) == 0 {
+			return "—"
 		}
-		cols := map[string][]string{}
-		if _, err := os.Stat(filepath.Join(r[1], "metrics.csv")); err == nil || sum["error"] == nil {
-			if cols, err = readCSV(filepath.Join(r[1], "metrics.csv")); err != nil {
+		m := 0.0
+		for _, x := range v {
+			m += x / float64(len(v))
+		}
+		if len(v) == 1 {
+			return strconv.FormatFloat(m, 'g', *digits, 64)
+		}
+		ss := 0.0
+		for _, x := range v {
+			ss += (x - m) * (x - m)
+		}
+		se := math.Sqrt(ss/float64(len(v)-1)) / math.Sqrt(float64(len(v)))
+		return strconv.FormatFloat(m, 'g', *digits, 64) + " ± " + strconv.FormatFloat(se, 'g', 2, 64)
+	}
+	for _, r := range rs {
+		dirs := strings.Split(r[1], ",")
+		atStep := make([][]float64, len(*steps))
+		sums := make([][]float64, len(*summary))
+		var failed []string
+		for _, dir := range dirs {
+			sum, err := readSummary(filepath.Join(dir, "summary.json"))
+			if err != nil {
 				return err
 			}
-		}
-		at := map[int]string{}
-		for i, st := range cols["step"] {
-			n, _ := strconv.Atoi(st)
-			if v, err := strconv.ParseFloat(cols[*metric][i], 64); err == nil {
-				at[n] = format(v)
+			if e, ok := sum["error"].(string); ok {
+				failed = append(failed, e)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "metrics.csv")); err == nil {
+				cols, err := readCSV(filepath.Join(dir, "metrics.csv"))
+				if err != nil {
+					return err
+				}
+				for i, st := range cols["step"] {
+					n, _ := strconv.Atoi(st)
+					for j, want := range *steps {
+						if v, err := strconv.ParseFloat(cols[*metric][i], 64); err == nil && n == want {
+							atStep[j] = append(atStep[j], v)
+						}
+					}
+				}
+			}
+			for j, k := range *summary {
+				if v, ok := sum[k].(float64); ok {
+					sums[j] = append(sums[j], v)
+				}
 			}
 		}
-		for _, st := range *steps {
-			v, ok := at[st]
-			if !ok {
-				v = "—"
-			}
-			row = append(row, v)
+		row := []string{r[0]}
+		for _, v := range atStep {
+			row = append(row, format(v))
 		}
-		if e, ok := sum["error"].(string); ok {
-			row = append(row, e)
-			fmt.Println("| " + strings.Join(row, " | ") + " |")
-			continue
-		}
-		for _, k := range *summary {
-			v, ok := sum[k].(float64)
-			if ok {
+		if len(failed) > 0 {
+			row = append(row, strings.Join(failed, "; "))
+		} else {
+			for _, v := range sums {
 				row = append(row, format(v))
-			} else {
-				row = append(row, "—")
 			}
 		}
 		fmt.Println("| " + strings.Join(row, " | ") + " |")
