@@ -3,9 +3,9 @@ package catalog
 import (
 	"context"
 	"fmt"
-	"os"
 	"math"
 	"math/rand/v2"
+	"os"
 	"sync"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
