@@ -46,7 +46,7 @@ func (t *Trainer) Checkpoint() (*Checkpoint, error) {
 	return &Checkpoint{
 		Version: CheckpointVersion, Config: t.cfg, Position: t.pos,
 		Q: t.nn.Q.Clone(), D: t.nn.D.Clone(), QAdam: adam(t.qAdam), DAdam: adam(t.dAdam),
-		RNG: rng, Theta: clone(t.theta), P: clone(t.p), Rows: t.Rows(), Seconds: t.seconds,
+		RNG: rng, Theta: clone(t.theta), P: clone(t.p), Rows: t.Rows(), Seconds: t.elapsed(),
 	}, nil
 }
 

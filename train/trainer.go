@@ -137,7 +137,8 @@ type Trainer struct {
 	pos      Position
 	theta, p []float64 // chain state at pos; nil at the start of an epoch
 	rows     []Row
-	seconds  float64 // training time before the current Run
+	seconds  float64   // training time before the current Run
+	running  time.Time // start of the current Run (zero outside Run)
 
 	frozen bool            // test hook: network inputs fed from the record
 	record func(*unrolled) // test hook: sees every finished unroll
@@ -206,6 +207,14 @@ func (t *Trainer) Networks() samplers.NNConfig {
 	return c
 }
 
+// elapsed is the training time so far, including the current Run.
+func (t *Trainer) elapsed() float64 {
+	if t.running.IsZero() {
+		return t.seconds
+	}
+	return t.seconds + time.Since(t.running).Seconds()
+}
+
 // Rows returns the optimiser steps so far.
 func (t *Trainer) Rows() []Row { return append([]Row(nil), t.rows...) }
 
@@ -231,7 +240,11 @@ func (t *Trainer) Completed() int { return t.pos.Epoch*(1+t.cfg.SubEpochs) + t.p
 // at the end of the last completed unroll, ready for Checkpoint.
 func (t *Trainer) Run(ctx context.Context, onRow func(Row), onEpoch func() error) error {
 	start := time.Now()
-	defer func() { t.seconds += time.Since(start).Seconds() }()
+	t.running = start
+	defer func() {
+		t.seconds += time.Since(start).Seconds()
+		t.running = time.Time{}
+	}()
 	for !t.Done() {
 		snapshot, err := t.pcg.MarshalBinary()
 		if err != nil {
