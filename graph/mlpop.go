@@ -450,14 +450,26 @@ func mulAdd(c, a, w []float64, rows, fin, fout int) {
 		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, mat(a, rows, fin), mat(w, fin, fout), 1, mat(c, rows, fout))
 		return
 	}
-	for r := 0; r < rows; r++ {
-		cr := c[r*fout : (r+1)*fout]
-		for i, v := range a[r*fin : (r+1)*fin] {
-			if v == 0 {
-				continue
+	if fout == 1 { // an output layer: one dot product per row
+		w = w[:fin]
+		for r := range c[:rows] {
+			s := 0.0
+			for i, v := range a[r*fin : (r+1)*fin] {
+				s += v * w[i]
 			}
-			for j, wij := range w[i*fout : (i+1)*fout] {
-				cr[j] += v * wij
+			c[r] += s
+		}
+		return
+	}
+	w = w[:fin*fout]
+	for r := 0; r < rows; r++ {
+		cr := c[r*fout : (r+1)*fout : (r+1)*fout]
+		ar := a[r*fin : (r+1)*fin : (r+1)*fin]
+		for i, v := range ar {
+			wi := w[i*fout : (i+1)*fout : (i+1)*fout]
+			wi = wi[:len(cr)]
+			for j := range cr {
+				cr[j] += v * wi[j]
 			}
 		}
 	}
