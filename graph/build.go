@@ -87,17 +87,6 @@ func prod(shape []int) int {
 	return n
 }
 
-func newTensor(dt tensor.Dtype, data []float64, shape []int) tensor.Tensor {
-	if dt == tensor.Float64 {
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float64(nil), data...)))
-	}
-	d32 := make([]float32, len(data))
-	for i, v := range data {
-		d32[i] = float32(v)
-	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d32))
-}
-
 // Input returns a new input node of the given dtype and shape (a scalar when
 // shape is empty), bound to a zero value that SetValue overwrites in place.
 //

@@ -100,14 +100,8 @@ func (c *InChain) validate(k int) error {
 	return nil
 }
 
-// sample is one sampled position of one chain at one time: the adjoint of
-// the loss w.r.t. it is (∇Ũ + ĝ)·scale.
-type sample struct {
-	time, chain int
-}
-
-// steinAdjoints fills adj[s] (each a D-vector) with scale·(∇Ũ + ĝ) for the
-// pooled samples, whose positions and energy gradients are given as rows.
+// steinAdjoints returns scale·(∇Ũ + ĝ) for the pooled samples, whose
+// positions and energy gradients are given as rows.
 func steinAdjoints(pos, grad *mat.Dense, lambda, scale float64) (*mat.Dense, error) {
 	g, err := Stein(pos, lambda)
 	if err != nil {

@@ -374,7 +374,7 @@ func addValue(node *G.Node, dst []float64) error {
 		return fmt.Errorf("gru: node %v has %d values, want %d", node, t.Shape().TotalSize(), len(dst))
 	}
 	if !t.IsNativelyAccessible() || t.RequiresIterator() {
-		t = tensor.Materialize(t).(tensor.Tensor)
+		t = tensor.Materialize(t)
 	}
 	switch d := t.Data().(type) {
 	case []float64:

@@ -83,7 +83,7 @@ func dense(v G.Value) (tensor.Tensor, error) {
 		return nil, fmt.Errorf("gru: value %T is not a tensor", v)
 	}
 	if !t.IsNativelyAccessible() || t.RequiresIterator() {
-		return tensor.Materialize(t).(tensor.Tensor), nil
+		return tensor.Materialize(t), nil
 	}
 	return t, nil
 }

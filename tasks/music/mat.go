@@ -100,14 +100,6 @@ type matArray struct {
 	order    binary.ByteOrder
 }
 
-// len returns the number of values of a numeric array.
-func (a *matArray) len() int {
-	if !a.numeric {
-		return 0
-	}
-	return len(a.data) / miSizes[a.dataType]
-}
-
 // at returns value i (in column-major order) of a numeric array.
 func (a *matArray) at(i int) float64 {
 	d, o := a.data, a.order
