@@ -187,6 +187,10 @@ func run(ctx context.Context, args []string) error {
 				row = append(row, cli.FormatFloat(m.Value))
 			}
 			rows = append(rows, row)
+			// keep metrics.csv current, so a long run can be followed
+			if runErr = cli.WriteCSV(filepath.Join(o.out, "metrics.csv"), header, rows); runErr != nil {
+				break
+			}
 			if len(ms) > 0 {
 				bar.Describe(fmt.Sprintf("%s %s=%.4g", label, ms[0].Name, ms[0].Value))
 			}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Runs the project's speed and memory benchmarks and writes their output to
+# experiments/BENCHMARKS.md. From the repository root, on an otherwise idle
+# machine (timings on shared machines vary by 2× from round to round):
+#   METASGMCMC_DATA=… bash experiments/benchmarks.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=experiments/BENCHMARKS.md
+tmp=$(mktemp)
+export OPENBLAS_NUM_THREADS=1
+run() { # title, command…
+	echo "### $1" >>"$tmp"
+	echo >>"$tmp"
+	echo '```' >>"$tmp"
+	echo "\$ ${*:2}" >>"$tmp"
+	"${@:2}" 2>&1 | grep -E '^(Benchmark|ok|FAIL|---)' | grep -v '^ok' >>"$tmp" || true
+	echo '```' >>"$tmp"
+	echo >>"$tmp"
+}
+{
+	echo "# Benchmarks"
+	echo
+	echo "Written by \`bash experiments/benchmarks.sh\` on $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD),"
+	echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(go version | cut -d' ' -f3)."
+	echo "Each block is the command and its output; see the benchmark's doc comment for what it measures."
+	echo
+} >"$tmp"
+run "Sampler steps on the 20-D toy (steps/s; NNSGHMC/SGHMC is the ratio of ns/op)" \
+	go test ./samplers -run '^$' -bench Toy -benchtime 300x
+run "One meta-training unroll on the toy (s/unroll, s/step, peak memory)" \
+	go test ./train -run '^$' -bench UnrollToy -benchtime 3x
+run "One meta-training unroll at MLP size: 20 chains × 15,910 coordinates, 99 steps, windows of 15" \
+	go test ./train -run '^$' -bench UnrollMLPSize -benchtime 1x -timeout 30m
+run "Bayesian MLP energy + gradient, 20 chains, batch 500, 784-40-40-10: graph vs hand-written oracle, pure Go BLAS" \
+	go test ./tasks/bnn -run '^$' -bench EnergyRatio -benchtime 20x
+run "The same with OpenBLAS (-tags openblas)" \
+	go test -tags openblas ./tasks/bnn -run '^$' -bench EnergyRatio -benchtime 20x
+run "One step on mnist-nt: NNSGHMC with finite-difference Γ vs SGHMC, pure Go BLAS" \
+	go test ./cmd/internal/catalog -run '^$' -bench MNISTNTStepRatio -benchtime 10x
+run "The same with OpenBLAS" \
+	go test -tags openblas ./cmd/internal/catalog -run '^$' -bench MNISTNTStepRatio -benchtime 10x
+run "Bayesian GRU energy + gradient of an 870-frame sequence, 20 chains: segment-chained graph vs hand-written oracle" \
+	go test ./tasks/gru -run '^$' -bench Energy -benchtime 3x
+run "Scoring Piano's test split, 20 chains, H = 200" \
+	go test ./tasks/gru -run '^$' -bench ScorePiano -benchtime 1x
+mv "$tmp" "$out"
+echo "wrote $out"
