@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Runs the MNIST evaluations of experiments/mnist-{nt,af,data}, from the
 # repository root:
-#   bash experiments/mnist-run.sh [SAMPLERS...] [SEEDS=...]
+#   bash experiments/mnist-run.sh [SAMPLERS...]
 # with the OpenBLAS build and float32 energies (the authors ran float32 on a
-# GPU). SAMPLERS defaults to "sghmc sgld psgld nnsghmc"; SEEDS (environment)
-# to the authors' first seed, 15. NNSGHMC needs the trained samplers
-# experiments/mnist-nt/sampler.json and experiments/mnist-data/sampler.json.
+# GPU), then writes each experiment's table.md (copied into its README) and
+# its test_error / test_nll figures. SAMPLERS defaults to
+# "sghmc sgld psgld nnsghmc"; SEEDS (environment) to the authors' first
+# seed, 15 (for example SEEDS="15 16 17"); a table row averages the seeds
+# that finished. Runs go to runs/mnist/EXPERIMENT-SAMPLER-SEED; finished runs
+# (summary.json) are kept. NNSGHMC reads the trained samplers
+# experiments/mnist-nt/sampler.json (NT and AF) and
+# experiments/mnist-data/sampler.json, made by
+#   go run ./cmd/train --flagfile experiments/mnist-nt/train.flags --out runs/mnist/train-nt
+#   go run ./cmd/train --flagfile experiments/mnist-data/train.flags --out runs/mnist/train-data
+# (add --epochs N for a shorter schedule; see the READMEs for what was run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-runs/mnist}
@@ -21,5 +29,36 @@ for s in $samplers; do
 			[ -f "$out/summary.json" ] && continue
 			"$runs/sample" --flagfile experiments/mnist-$e/$s.flags --float32 --seed "$seed" --quiet --out "$out" || true
 		done
+	done
+done
+
+# tables and figures: each row averages the seeds that finished
+go build -o "$runs/figures" ./cmd/figures
+for e in nt af data; do
+	perEpoch=120 steps=100,1200,12000
+	[ $e = data ] && perEpoch=58 steps=100,580,5800
+	args=()
+	for s in nnsghmc sghmc sgld psgld; do
+		dirs=()
+		for seed in $seeds; do
+			[ -f "$runs/$e-$s-$seed/summary.json" ] && dirs+=("$runs/$e-$s-$seed")
+		done
+		[ ${#dirs[@]} -gt 0 ] && args+=("$(echo $s | tr a-z A-Z)=$(IFS=,; echo "${dirs[*]}")")
+	done
+	[ ${#args[@]} -eq 0 ] && continue
+	{
+		"$runs/figures" table -metric test_error -steps $steps -summary seconds "${args[@]}"
+		echo
+		"$runs/figures" table -metric test_nll -steps $steps "${args[@]}"
+	} >experiments/mnist-$e/table.md
+	# copy the table into the README between its markers
+	awk -v table=experiments/mnist-$e/table.md '
+		/<!-- table.md -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
+		/<!-- \/table.md -->/ { skip = 0 }
+		!skip' experiments/mnist-$e/README.md >experiments/mnist-$e/README.md.tmp
+	mv experiments/mnist-$e/README.md.tmp experiments/mnist-$e/README.md
+	for m in test_error test_nll; do
+		"$runs/figures" curves -metric $m -steps-per-unit $perEpoch -xlabel "data epoch" \
+			-title "mnist-$e: $m of the 20-chain ensemble" -out experiments/mnist-$e/$m "${args[@]}"
 	done
 done

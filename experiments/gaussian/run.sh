@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Reproduces everything in this directory's README, from the repository root:
 #   bash experiments/gaussian/run.sh
-# Meta-training takes about 15 minutes on 2 cores, each 12,000-step NNSGHMC
-# evaluation about 1.5 minutes, each SGHMC evaluation a few seconds.
+# Meta-training takes about 15 minutes on 2 cores (it runs only when
+# sampler.json is missing), each 12,000-step NNSGHMC evaluation about 1.5
+# minutes, each SGHMC evaluation a few seconds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 exp=experiments/gaussian
@@ -11,9 +12,12 @@ mkdir -p "$runs"
 go build -o "$runs/bin/" ./cmd/train ./cmd/sample ./cmd/figures
 bin=$runs/bin
 
-# 1. meta-train on the 10-D training Gaussian; keep the trained sampler
-"$bin/train" --flagfile $exp/train.flags --out "$runs/train" --quiet
-cp "$runs/train/sampler.json" "$runs/train/train.csv" $exp/
+# 1. meta-train on the 10-D training Gaussian and keep the trained sampler,
+#    unless it is already here (delete sampler.json to train again)
+if [ ! -f $exp/sampler.json ]; then
+	"$bin/train" --flagfile $exp/train.flags --out "$runs/train" --quiet
+	cp "$runs/train/sampler.json" "$runs/train/train.csv" $exp/
+fi
 
 # 2. evaluate on 20-D test Gaussians: covariance seeds 1-5 (scale 0.6 for
 #    seeds 1, 2, 5 and 0.5 for 3, 4, as the authors' four test covariances)

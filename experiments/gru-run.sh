@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Runs the Bayesian GRU experiments of experiments/{piano,nott,muse,jsb}-gru,
+# from the repository root:
+#   bash experiments/gru-run.sh [SETS...]
+# SETS defaults to "piano nott muse jsb". Environment:
+#   EPOCHS       meta-training epochs on Piano (default: train.flags' 40); the
+#                sampler is trained only when experiments/piano-gru/sampler.json
+#                is missing
+#   DATA_EPOCHS  data epochs of each evaluation (default 10, the tasks' default)
+#   EVALS        test-set scorings per data epoch (default 1)
+#   STEPS        run this many steps (minibatches) instead, scoring EVALS times
+#   SEED         evaluation seed (default 1)
+# Runs go to runs/gru/SET-SAMPLER-SEED; finished runs (summary.json) are kept.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${RUNS:-runs/gru}
+sets=${*:-piano nott muse jsb}
+data_epochs=${DATA_EPOCHS:-10}
+evals=${EVALS:-1}
+seed=${SEED:-1}
+mkdir -p "$runs"
+go build -o "$runs/" ./cmd/train ./cmd/sample
+if [ ! -f experiments/piano-gru/sampler.json ]; then
+	"$runs/train" --flagfile experiments/piano-gru/train.flags ${EPOCHS:+--epochs $EPOCHS} --quiet --out "$runs/train-piano"
+	cp "$runs/train-piano/sampler.json" "$runs/train-piano/train.csv" experiments/piano-gru/
+fi
+for set in $sets; do
+	# training sequences per data epoch (one sequence per step)
+	case $set in piano) n=87 ;; nott) n=694 ;; muse) n=524 ;; jsb) n=229 ;; esac
+	samplers="nnsghmc sghmc sgld"
+	[ "$set" = jsb ] && samplers="nnsghmc nnsghmc-s sghmc sgld"
+	for s in $samplers; do
+		out="$runs/$set-$s-$seed"
+		[ -f "$out/summary.json" ] && continue
+		steps=$((data_epochs * n)) every=$((n / evals))
+		[ -n "${STEPS:-}" ] && steps=$STEPS every=$((STEPS / evals))
+		"$runs/sample" --flagfile "experiments/$set-gru/$s.flags" --seed "$seed" --quiet \
+			--steps $steps --eval-every $every --out "$out" || true
+	done
+done
+
+# tables and figures per data set (test NLL per frame of the 20-chain ensemble)
+go build -o "$runs/" ./cmd/figures
+for set in $sets; do
+	case $set in piano) n=87 ;; nott) n=694 ;; muse) n=524 ;; jsb) n=229 ;; esac
+	args=()
+	for s in nnsghmc nnsghmc-s sghmc sgld; do
+		[ -f "$runs/$set-$s-$seed/summary.json" ] && args+=("$(echo $s | tr a-z A-Z)=$runs/$set-$s-$seed")
+	done
+	[ ${#args[@]} -eq 0 ] && continue
+	steps=$(seq -s, $n $n $((data_epochs * n)))
+	[ -n "${STEPS:-}" ] && steps=$(seq -s, $((STEPS / evals)) $((STEPS / evals)) $STEPS)
+	"$runs/figures" table -metric test_nll -steps "$steps" -summary seconds "${args[@]}" >"experiments/$set-gru/table.md"
+	"$runs/figures" curves -metric test_nll -steps-per-unit $n -xlabel "data epoch" --log=false \
+		-title "$set: test NLL per frame, 20-chain ensemble, GRU 88-200-88" -out "experiments/$set-gru/test_nll" "${args[@]}"
+done
