@@ -14,13 +14,15 @@
 #   go run ./cmd/train --flagfile experiments/mnist-nt/train.flags --out runs/mnist/train-nt
 #   go run ./cmd/train --flagfile experiments/mnist-data/train.flags --out runs/mnist/train-data
 # (add --epochs N for a shorter schedule; see the READMEs for what was run).
+# "bash experiments/mnist-run.sh report" only writes the tables and figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-runs/mnist}
 seeds=${SEEDS:-15}
 samplers=${*:-sghmc sgld psgld nnsghmc}
+[ "$samplers" = report ] && samplers=""
 mkdir -p "$runs"
-go build -tags openblas -o "$runs/sample" ./cmd/sample
+[ -n "$samplers" ] && go build -tags openblas -o "$runs/sample" ./cmd/sample
 export OPENBLAS_NUM_THREADS=1
 for s in $samplers; do
 	for e in nt af data; do
