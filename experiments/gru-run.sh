@@ -11,16 +11,20 @@
 #   STEPS        run this many steps (minibatches) instead, scoring EVALS times
 #   SEED         evaluation seed (default 1)
 # Runs go to runs/gru/SET-SAMPLER-SEED; finished runs (summary.json) are kept.
+# "bash experiments/gru-run.sh report [SETS...]" only writes the tables and
+# figures (each set's table.md is also copied into its README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-runs/gru}
+report=
+[ "${1:-}" = report ] && report=1 && shift
 sets=${*:-piano nott muse jsb}
 data_epochs=${DATA_EPOCHS:-10}
 evals=${EVALS:-1}
 seed=${SEED:-1}
 mkdir -p "$runs"
-go build -o "$runs/" ./cmd/train ./cmd/sample
-if [ ! -f experiments/piano-gru/sampler.json ]; then
+go build -o "$runs/" ./cmd/train ./cmd/sample ./cmd/figures
+if [ -z "$report" ] && [ ! -f experiments/piano-gru/sampler.json ]; then
 	"$runs/train" --flagfile experiments/piano-gru/train.flags ${EPOCHS:+--epochs $EPOCHS} --quiet --out "$runs/train-piano"
 	cp "$runs/train-piano/sampler.json" "$runs/train-piano/train.csv" experiments/piano-gru/
 fi
@@ -29,6 +33,7 @@ for set in $sets; do
 	case $set in piano) n=87 ;; nott) n=694 ;; muse) n=524 ;; jsb) n=229 ;; esac
 	samplers="nnsghmc sghmc sgld"
 	[ "$set" = jsb ] && samplers="nnsghmc nnsghmc-s sghmc sgld"
+	[ -n "$report" ] && samplers=
 	for s in $samplers; do
 		out="$runs/$set-$s-$seed"
 		[ -f "$out/summary.json" ] && continue
@@ -40,7 +45,6 @@ for set in $sets; do
 done
 
 # tables and figures per data set (test NLL per frame of the 20-chain ensemble)
-go build -o "$runs/" ./cmd/figures
 for set in $sets; do
 	case $set in piano) n=87 ;; nott) n=694 ;; muse) n=524 ;; jsb) n=229 ;; esac
 	args=()
@@ -51,6 +55,11 @@ for set in $sets; do
 	steps=$(seq -s, $n $n $((data_epochs * n)))
 	[ -n "${STEPS:-}" ] && steps=$(seq -s, $((STEPS / evals)) $((STEPS / evals)) $STEPS)
 	"$runs/figures" table -metric test_nll -steps "$steps" -summary seconds "${args[@]}" >"experiments/$set-gru/table.md"
+	awk -v table="experiments/$set-gru/table.md" '
+		/<!-- table.md -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
+		/<!-- \/table.md -->/ { skip = 0 }
+		!skip' "experiments/$set-gru/README.md" >"experiments/$set-gru/README.md.tmp"
+	mv "experiments/$set-gru/README.md.tmp" "experiments/$set-gru/README.md"
 	"$runs/figures" curves -metric test_nll -steps-per-unit $n -xlabel "data epoch" --log=false \
 		-title "$set: test NLL per frame, 20-chain ensemble, GRU 88-200-88" -out "experiments/$set-gru/test_nll" "${args[@]}"
 done
