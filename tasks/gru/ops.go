@@ -433,11 +433,20 @@ func (op gateOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, ok := in[0].(tensor.Shape)
-	if !ok || len(p) != 3 || p[0] != want[0] || p[2] != want[2] || want[1] != op.b || p[1] < (op.t+1)*op.b {
-		return nil, fmt.Errorf("%v: projections of shape %v for a product of shape %v", op, in[0], want)
+	if err := checkRowBlock(in[0], want, op.t, op.b); err != nil {
+		return nil, fmt.Errorf("%v: projections %v", op, err)
 	}
 	return want, nil
+}
+
+// checkRowBlock checks that stacked, of shape (K, ≥(t+1)·b, H), holds the
+// rows t·b … t·b+b−1 of a product of shape want = (K, b, H).
+func checkRowBlock(stacked G.DimSizer, want tensor.Shape, t, b int) error {
+	s, ok := stacked.(tensor.Shape)
+	if !ok || len(s) != 3 || s[0] != want[0] || s[2] != want[2] || want[1] != b || s[1] < (t+1)*b {
+		return fmt.Errorf("of shape %v for a product of shape %v", stacked, want)
+	}
+	return nil
 }
 
 func (op gateOp) Do(vals ...G.Value) (G.Value, error) {
@@ -568,9 +577,8 @@ func (op replayOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	if err != nil {
 		return nil, err
 	}
-	a, ok := in[2].(tensor.Shape)
-	if !ok || len(a) != 3 || a[0] != want[0] || a[2] != want[2] || want[1] != op.b || a[1] < (op.t+1)*op.b {
-		return nil, fmt.Errorf("%v: values of shape %v for a product of shape %v", op, in[2], want)
+	if err := checkRowBlock(in[2], want, op.t, op.b); err != nil {
+		return nil, fmt.Errorf("%v: values %v", op, err)
 	}
 	return want, nil
 }
