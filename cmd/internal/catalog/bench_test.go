@@ -25,16 +25,7 @@ func BenchmarkMNISTNTStep(b *testing.B) {
 		name string
 		dt   graph.Dtype
 	}{{"float64", graph.Float64}, {"float32", graph.Float32}} {
-		o := DefaultOptions
-		o.Dtype = dt.dt
-		task, err := New("mnist-nt", o)
-		if err != nil {
-			b.Fatal(err)
-		}
-		target, err := task.NewTarget(20, 0)
-		if err != nil {
-			b.Fatal(err)
-		}
+		task, target := mnistNT(b, dt.dt)
 		d := task.Defaults
 		kernels := []struct {
 			name string
@@ -72,6 +63,22 @@ func BenchmarkMNISTNTStep(b *testing.B) {
 	}
 }
 
+// mnistNT returns the mnist-nt task in dtype dt and its target for 20 chains.
+func mnistNT(b *testing.B, dt graph.Dtype) (*Task, tasks.Target) {
+	b.Helper()
+	o := DefaultOptions
+	o.Dtype = dt
+	task, err := New("mnist-nt", o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	target, err := task.NewTarget(20, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return task, target
+}
+
 func nn(task *Task, target tasks.Target, gamma samplers.Gamma) (samplers.Kernel, error) {
 	d := task.Defaults
 	cfg := d.NN
@@ -96,16 +103,7 @@ func BenchmarkMNISTNTStepRatio(b *testing.B) {
 		dt   graph.Dtype
 	}{{"float64", graph.Float64}, {"float32", graph.Float32}} {
 		b.Run(dt.name, func(b *testing.B) {
-			o := DefaultOptions
-			o.Dtype = dt.dt
-			task, err := New("mnist-nt", o)
-			if err != nil {
-				b.Fatal(err)
-			}
-			target, err := task.NewTarget(20, 0)
-			if err != nil {
-				b.Fatal(err)
-			}
+			task, target := mnistNT(b, dt.dt)
 			d := task.Defaults
 			sg, err := samplers.NewSGHMC(target, d.StepSize["sghmc"], d.SGHMCAlpha/d.StepSize["sghmc"])
 			if err != nil {
