@@ -140,7 +140,24 @@ func (w *MLPWeights) Eval(x, out []float64) {
 		return
 	}
 	op := mlpOp{kind: mlpValue, sizes: w.sizes(), act: w.Activation}
-	op.compute(append([][]float64{x}, w.Params()...), out)
+	op.compute(append([][]float64{x}, w.Params()...), out, nil)
+}
+
+// InputGrad computes g_i·∇ₓf(x_i) for the n rows of x (n × Inputs,
+// row-major) into dx (n × Inputs), and when out is not nil the outputs
+// f(x_i) into out (length n), in one pass with the kernel of the fused op's
+// derivative. g weights each row: all ones gives the plain input gradient.
+func (w *MLPWeights) InputGrad(x, g, out, dx []float64) {
+	n := len(g)
+	if len(x) != n*w.Inputs || len(dx) != n*w.Inputs || (out != nil && len(out) != n) {
+		panic(fmt.Sprintf("mlp.InputGrad: %d inputs, %d gradients and %d outputs for %d rows of %d", len(x), len(dx), len(out), n, w.Inputs))
+	}
+	if n == 0 {
+		return
+	}
+	op := mlpOp{kind: mlpInputGrad, sizes: w.sizes(), act: w.Activation}
+	data := append([][]float64{x}, w.Params()...)
+	op.compute(append(data, g), dx, out)
 }
 
 // CoordMLP is one MLP with shared weights applied to every row of an

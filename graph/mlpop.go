@@ -294,7 +294,7 @@ func (op mlpOp) Do(vals ...G.Value) (G.Value, error) {
 		return nil, err
 	}
 	out := make([]float64, outShape.TotalSize())
-	op.compute(data, out)
+	op.compute(data, out, nil)
 	if dt == tensor.Float32 {
 		o32 := make([]float32, len(out))
 		for i, v := range out {
@@ -308,8 +308,9 @@ func (op mlpOp) Do(vals ...G.Value) (G.Value, error) {
 // mlpBlock is the number of rows a kernel processes at once, with BLAS.
 const mlpBlock = 256
 
-// compute fills out from the inputs' data.
-func (op mlpOp) compute(data [][]float64, out []float64) {
+// compute fills out from the inputs' data; for mlpInputGrad, value (when not
+// nil) also receives the network's outputs f(x_i) from the same pass.
+func (op mlpOp) compute(data [][]float64, out, value []float64) {
 	in := op.sizes[0]
 	n := len(data[0]) / in
 	np := 2 * op.layers()
@@ -354,6 +355,9 @@ func (op mlpOp) compute(data [][]float64, out []float64) {
 					copy(out[b0:b1], k.z[len(k.z)-1][:rows])
 				case mlpInputGrad:
 					k.forward(x, rows)
+					if value != nil {
+						copy(value[b0:b1], k.z[len(k.z)-1][:rows])
+					}
 					k.reverse(gb, out[b0*in:b1*in], nil)
 				case mlpParamGrad:
 					k.forward(x, rows)

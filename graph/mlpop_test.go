@@ -135,3 +135,47 @@ func TestFusedMLPThirdDerivativeIsAnError(t *testing.T) {
 		t.Error("differentiating a parameter gradient again should be an error")
 	}
 }
+
+// TestMLPInputGradMatchesFiniteDifferences checks the graph-free input
+// gradient g_i·∇ₓf(x_i) against central differences of Eval, and its
+// values against Eval, over more rows
+// than one kernel block so that the blocks and workers are exercised.
+func TestMLPInputGradMatchesFiniteDifferences(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, act := range []Activation{ReLU, Tanh} {
+		w := NewMLPWeights(3, []int{6, 4}, act, rng)
+		n := 3*mlpBlock + 17
+		x, g := make([]float64, 3*n), make([]float64, n)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		for i := range g {
+			g[i] = rng.NormFloat64()
+		}
+		dx, val, want := make([]float64, 3*n), make([]float64, n), make([]float64, n)
+		w.InputGrad(x, g, val, dx)
+		w.Eval(x, want)
+		for i := range want {
+			if val[i] != want[i] {
+				t.Fatalf("%s: row %d: InputGrad's value %v, Eval %v", act, i, val[i], want[i])
+			}
+		}
+		fp, fm := make([]float64, n), make([]float64, n)
+		const h = 1e-6
+		for j := 0; j < 3; j++ {
+			xp, xm := append([]float64(nil), x...), append([]float64(nil), x...)
+			for i := 0; i < n; i++ {
+				xp[3*i+j] += h
+				xm[3*i+j] -= h
+			}
+			w.Eval(xp, fp)
+			w.Eval(xm, fm)
+			for i := 0; i < n; i++ {
+				want := g[i] * (fp[i] - fm[i]) / (2 * h)
+				if math.Abs(dx[3*i+j]-want) > 1e-6*(1+math.Abs(want)) {
+					t.Fatalf("%s: row %d input %d: InputGrad %v, finite differences %v", act, i, j, dx[3*i+j], want)
+				}
+			}
+		}
+	}
+}

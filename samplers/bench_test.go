@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	G "gorgonia.org/gorgonia"
+
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
@@ -63,3 +65,52 @@ func BenchmarkToyPSGLD(b *testing.B) {
 func BenchmarkToyNNSGHMCExact(b *testing.B) { benchToy(b, toyNN(GammaExact)) }
 func BenchmarkToyNNSGHMCFD(b *testing.B)    { benchToy(b, toyNN(GammaFD)) }
 func BenchmarkToyNNSGHMCNone(b *testing.B)  { benchToy(b, toyNN(GammaNone)) }
+
+// BenchmarkNNSGHMCUpdate times NNSGHMC's update alone (no energy) on
+// 2^20 coordinates, about a quarter of a 200-unit GRU's 20 chains, with the
+// trained networks' size (one hidden layer of 10): the graph-free exact,
+// finite-difference and Γ-free steps, and as the reference the same exact
+// step computed by Gorgonia's autodiff on the step graph in blocks of
+// StepChunk coordinates (what the sampler ran before the graph-free path).
+//
+//	go test ./samplers -run '^$' -bench NNSGHMCUpdate -benchtime 5x
+func BenchmarkNNSGHMCUpdate(b *testing.B) {
+	const n = 1 << 20
+	newCfg := func(gamma Gamma) NNConfig {
+		cfg := gammaConfig(gamma)
+		cfg.ClampQ, cfg.DMax = 1.5, 2.5
+		return cfg
+	}
+	theta, p, f, grad, noise := randomState(rand.New(rand.NewPCG(1, 2)), n)
+	for _, gamma := range []Gamma{GammaExact, GammaFD, GammaNone} {
+		b.Run(string(gamma), func(b *testing.B) {
+			s := &NNSGHMC{cfg: newCfg(gamma), feat: *f}
+			st := &State{Theta: append([]float64(nil), theta...), P: append([]float64(nil), p...),
+				Eval: &tasks.Eval{Grad: grad}, nn: &nnMemory{noise: noise}}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s.stepPlain(st)
+			}
+		})
+	}
+	b.Run("exact-graph", func(b *testing.B) {
+		cfg := newCfg(GammaExact)
+		c, err := graph.NewChunked(n, StepChunk, func(rows int) (in, out, sum G.Nodes, err error) {
+			sg, err := BuildStep(cfg, rows, graph.Float64)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			return sg.Inputs(), G.Nodes{sg.ThetaNext, sg.PNext}, nil, nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		th, pp := append([]float64(nil), theta...), append([]float64(nil), p...)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if err := c.Run([][]float64{th, pp, f.U, f.DU, f.GFeat, grad, noise}, [][]float64{th, pp}, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

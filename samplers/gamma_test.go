@@ -114,6 +114,54 @@ func TestExactGammaAgreesWithFiniteDifferencesOfNetworks(t *testing.T) {
 	}
 }
 
+// TestExactStepMatchesStepGraph checks the sampler's graph-free exact step
+// against the autodiff reference, the step graph that meta-training
+// unrolls: with clamps tight enough that f_Q's clamp binds on some
+// coordinates and D_f's on others, Γ and the new state agree to rounding.
+func TestExactStepMatchesStepGraph(t *testing.T) {
+	const n = 3000
+	cfg := gammaConfig(GammaExact)
+	cfg.ClampQ, cfg.DMax = 1.5, 2.5
+	eg := newExactGamma(t, cfg, n)
+	theta, p, f, grad, noise := randomState(rand.New(rand.NewPCG(11, 12)), n)
+	wantP, wantT, wantPn := eg.run(t, theta, p, f, grad, noise)
+	wantTheta, err := graph.Value(eg.sg.ThetaNext, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s := &NNSGHMC{cfg: cfg, feat: *f}
+	st := &State{Theta: append([]float64(nil), theta...), P: append([]float64(nil), p...),
+		Eval: &tasks.Eval{Grad: grad}, nn: &nnMemory{noise: noise}}
+	s.stepPlain(st)
+
+	var clampedQ, clampedD int
+	q, dpart := make([]float64, n), make([]float64, n)
+	s.evalQ(f.U, p, q)
+	s.evalDPart(f.U, p, f.GFeat, dpart)
+	for i := range q {
+		if s.gate[i] == 0 {
+			clampedQ++
+		}
+		if _, inside := s.diffusion(q[i], dpart[i]); !inside {
+			clampedD++
+		}
+	}
+	if clampedQ < n/20 || clampedD < n/20 || clampedQ > n/2 || clampedD > n/2 {
+		t.Fatalf("the test needs both clamps to bind on some coordinates: f_Q on %d, D_f on %d of %d", clampedQ, clampedD, n)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want []float64
+	}{{"Γ_p", st.nn.gammaP, wantP}, {"Γ'_θ", st.nn.gammaThet, wantT}, {"p_{t+1}", st.P, wantPn}, {"θ_{t+1}", st.Theta, wantTheta}} {
+		for i := range c.want {
+			if math.Abs(c.got[i]-c.want[i]) > 1e-12*(1+math.Abs(c.want[i])) {
+				t.Fatalf("%s[%d]: plain step %v, step graph %v", c.name, i, c.got[i], c.want[i])
+			}
+		}
+	}
+}
+
 // TestFiniteDifferenceGammaAgreesWithExact runs the finite-difference
 // sampler along a chain and compares its Γ at every step with the exact Γ
 // of the same state. The finite differences follow the chain (one of them

@@ -2,21 +2,53 @@ package samplers
 
 import "math"
 
-// This file holds NNSGHMC's step without a graph: finite-difference Γ
-// (GammaFD, the paper's appendix A as the authors' code computes it) and the
-// Γ-free ablation (GammaNone).
+// This file holds NNSGHMC's step without a graph: exact Γ from the
+// networks' input gradients (GammaExact; it agrees with differentiating the
+// step graph, which meta-training uses), finite-difference Γ (GammaFD, the
+// paper's appendix A as the authors' code computes it) and the Γ-free
+// ablation (GammaNone).
 
-// evalQ computes Q_f = β + clamp(f_Q(u, m·p), ±ClampQ) for every coordinate.
+// evalQ computes Q_f = β + clamp(f_Q(u, m·p), ±ClampQ) for every coordinate;
+// it leaves the clamp's gate (1 where it does not bind) in s.gate.
 func (s *NNSGHMC) evalQ(u, p, out []float64) {
-	cfg := &s.cfg
+	s.qInputs(u, p)
+	s.cfg.Q.Eval(s.in, out)
+	s.finishQ(out)
+}
+
+// evalQGrad computes Q_f as evalQ does and, in the same pass, its exact
+// derivatives ∂Q_f/∂u and ∂Q_f/∂p (zero where the clamp binds); dQdu may be
+// nil.
+func (s *NNSGHMC) evalQGrad(u, p, out, dQdu, dQdp []float64) {
+	s.qInputs(u, p)
+	s.dx = grow(s.dx, 2*len(p))
+	s.cfg.Q.InputGrad(s.in, s.onesFor(len(p)), out, s.dx)
+	s.finishQ(out)
+	for i, g := range s.gate[:len(p)] {
+		if dQdu != nil {
+			dQdu[i] = g * s.dx[2*i]
+		}
+		dQdp[i] = g * s.cfg.MomentumScale * s.dx[2*i+1]
+	}
+}
+
+// qInputs sets s.in to f_Q's input rows (u, m·p).
+func (s *NNSGHMC) qInputs(u, p []float64) {
 	s.in = grow(s.in, 2*len(p))
 	for i := range p {
-		s.in[2*i], s.in[2*i+1] = u[i], cfg.MomentumScale*p[i]
+		s.in[2*i], s.in[2*i+1] = u[i], s.cfg.MomentumScale*p[i]
 	}
-	cfg.Q.Eval(s.in, out)
+}
+
+// finishQ turns f_Q's outputs into Q_f in place and sets the clamp's gate.
+func (s *NNSGHMC) finishQ(out []float64) {
+	cfg := &s.cfg
+	s.gate = grow(s.gate, len(out))
 	for i, f := range out {
-		if cfg.ClampQ > 0 {
+		s.gate[i] = 1
+		if cfg.ClampQ > 0 && !(f > -cfg.ClampQ && f < cfg.ClampQ) {
 			f = math.Min(math.Max(f, -cfg.ClampQ), cfg.ClampQ)
+			s.gate[i] = 0 // the clamp binds: no derivative passes
 		}
 		out[i] = cfg.Beta + f
 	}
@@ -24,15 +56,52 @@ func (s *NNSGHMC) evalQ(u, p, out []float64) {
 
 // evalDPart computes s_D·|f_D(u, m·p, g)| for every coordinate.
 func (s *NNSGHMC) evalDPart(u, p, g, out []float64) {
-	cfg := &s.cfg
-	s.in = grow(s.in, 3*len(p))
-	for i := range p {
-		s.in[3*i], s.in[3*i+1], s.in[3*i+2] = u[i], cfg.MomentumScale*p[i], g[i]
-	}
-	cfg.D.Eval(s.in, out)
+	s.dInputs(u, p, g)
+	s.cfg.D.Eval(s.in, out)
 	for i, f := range out {
+		out[i] = s.cfg.DScale * math.Abs(f)
+	}
+}
+
+// evalDPartGrad computes s_D·|f_D(u, m·p, g)| as evalDPart does and, in the
+// same pass, its exact derivative with respect to p.
+func (s *NNSGHMC) evalDPartGrad(u, p, g, out, dp []float64) {
+	cfg := &s.cfg
+	s.dInputs(u, p, g)
+	s.dx = grow(s.dx, 3*len(p))
+	cfg.D.InputGrad(s.in, s.onesFor(len(p)), out, s.dx)
+	// ∂(s_D·|f|)/∂p = s_D·sign(f)·m·∂f/∂(m·p)
+	for i, f := range out {
+		dp[i] = cfg.DScale * cfg.MomentumScale * sign(f) * s.dx[3*i+1]
 		out[i] = cfg.DScale * math.Abs(f)
 	}
+}
+
+// dInputs sets s.in to f_D's input rows (u, m·p, g).
+func (s *NNSGHMC) dInputs(u, p, g []float64) {
+	s.in = grow(s.in, 3*len(p))
+	for i := range p {
+		s.in[3*i], s.in[3*i+1], s.in[3*i+2] = u[i], s.cfg.MomentumScale*p[i], g[i]
+	}
+}
+
+// onesFor returns n ones (the row weights of a plain input gradient).
+func (s *NNSGHMC) onesFor(n int) []float64 {
+	for len(s.ones) < n {
+		s.ones = append(s.ones, 1)
+	}
+	return s.ones[:n]
+}
+
+// sign is the derivative of |x|, 0 at 0.
+func sign(x float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
 }
 
 // diffusion returns D_f from Q_f and the network part, and whether the clamp
@@ -75,7 +144,11 @@ func centralDiff(f func(x, out []float64), x, out []float64) {
 	}
 }
 
-// stepPlain is one NNSGHMC step with finite-difference Γ or without Γ.
+// stepPlain is one NNSGHMC step without a graph.
+//
+// Exact Γ differentiates the networks at the current state:
+//
+//	Γ_p = ∂Q_f/∂u·∂u/∂θ + ∂D_f/∂p,   Γ'_θ = −∂Q_f/∂p at (u_t, p_{t+1}).
 //
 // Finite differences follow the authors' code (appendix A of the paper): at
 // step t ≥ 1, with u_{t−1}, p_{t−1}, Q_{t−1} = Q_f(u_{t−1}, p_{t−1}) and
@@ -94,19 +167,22 @@ func (s *NNSGHMC) stepPlain(st *State) {
 	n := len(st.Theta)
 	u, du, gf := s.feat.U, s.feat.DU, s.feat.GFeat
 	p, grad := st.P, st.Eval.Grad
-	fd := cfg.Gamma == GammaFD
+	exact, fd := cfg.Gamma == GammaExact, cfg.Gamma == GammaFD
 	eta := cfg.StepSize
 
 	s.q, s.q2 = grow(s.q, n), grow(s.q2, n)
 	s.dpart, s.dhat, s.dd = grow(s.dpart, n), grow(s.dhat, n), grow(s.dd, n)
+	s.dQdu, s.dQdp = grow(s.dQdu, n), grow(s.dQdp, n)
 	m.gammaP, m.gammaThet, m.newP = grow(m.gammaP, n), grow(m.gammaThet, n), grow(m.newP, n)
 	q, dpart := s.q, s.dpart
-	s.evalQ(u, p, q)
-	s.evalDPart(u, p, gf, dpart)
-
-	clear(m.gammaP)
-	if fd {
-		dQdu, dQdp, dDdp := make([]float64, n), make([]float64, n), s.dd
+	dQdu, dQdp, dDdp := s.dQdu, s.dQdp, s.dd
+	switch {
+	case exact:
+		s.evalQGrad(u, p, q, dQdu, dQdp)
+		s.evalDPartGrad(u, p, gf, dpart, dDdp)
+	case fd:
+		s.evalQ(u, p, q)
+		s.evalDPart(u, p, gf, dpart)
 		if !m.started {
 			centralDiff(func(x, out []float64) { s.evalQ(x, p, out) }, u, dQdu)
 			centralDiff(func(x, out []float64) { s.evalQ(u, x, out) }, p, dQdp)
@@ -119,6 +195,13 @@ func (s *NNSGHMC) stepPlain(st *State) {
 				dDdp[i] = quotient(dpart[i]-s.dhat[i], p[i]-m.p[i])
 			}
 		}
+	default:
+		s.evalQ(u, p, q)
+		s.evalDPart(u, p, gf, dpart)
+	}
+
+	clear(m.gammaP)
+	if exact || fd {
 		for i := range q {
 			if _, inside := s.diffusion(q[i], dpart[i]); inside {
 				m.gammaP[i] = dQdu[i]*du[i] + dDdp[i] + 2*cfg.Alpha*q[i]*dQdp[i]
@@ -135,9 +218,12 @@ func (s *NNSGHMC) stepPlain(st *State) {
 	}
 
 	q2 := s.q2
-	s.evalQ(u, pn, q2)
 	clear(m.gammaThet)
-	if fd {
+	switch {
+	case exact:
+		s.evalQGrad(u, pn, q2, nil, m.gammaThet)
+	case fd:
+		s.evalQ(u, pn, q2)
 		if !m.started {
 			centralDiff(func(x, out []float64) { s.evalQ(u, x, out) }, pn, m.gammaThet)
 		} else {
@@ -145,19 +231,24 @@ func (s *NNSGHMC) stepPlain(st *State) {
 				m.gammaThet[i] = quotient(q2[i]-q[i], pn[i]-p[i])
 			}
 		}
-		for i := range m.gammaThet {
-			m.gammaThet[i] = -m.gammaThet[i]
-		}
+	default:
+		s.evalQ(u, pn, q2)
+	}
+	for i := range m.gammaThet {
+		m.gammaThet[i] = -m.gammaThet[i]
 	}
 	for i := range st.Theta {
 		st.Theta[i] += eta * (q2[i]*pn[i] + m.gammaThet[i])
 	}
 
-	// remember u_t, p_t, Q_f(u_t, p_t) and Q_f(u_t, p_{t+1}) for the next step
-	m.u = append(m.u[:0], u...)
-	m.p = append(m.p[:0], p...)
-	m.q = append(m.q[:0], q...)
-	m.qhat = append(m.qhat[:0], q2...)
+	// remember u_t, p_t, Q_f(u_t, p_t) and Q_f(u_t, p_{t+1}) for the next
+	// step (only finite differences use them)
+	if fd {
+		m.u = append(m.u[:0], u...)
+		m.p = append(m.p[:0], p...)
+		m.q = append(m.q[:0], q...)
+		m.qhat = append(m.qhat[:0], q2...)
+	}
 	copy(st.P, pn)
 	m.started = true
 }

@@ -6,9 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
-
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
@@ -168,10 +165,12 @@ func grow(x []float64, n int) []float64 {
 //	Γ_θ,i = −∂Q_f,i/∂p_i
 //	Γ_p,i = ∂Q_f,i/∂θ_i + ∂D_f,i/∂p_i = (∂Q_f,i/∂u)·(∂u/∂θ_i) + ∂D_f,i/∂p_i.
 //
-// ∂D_f/∂p includes the α·Q_f² term. With GammaExact, Γ is differentiated in
-// the step's Gorgonia graph (StepGraph), whose network inputs pass through
-// stop-gradients; GammaFD uses finite differences of the networks along the
-// chain; GammaNone drops Γ (an invalid-sampler ablation).
+// ∂D_f/∂p includes the α·Q_f² term. With GammaExact, Γ comes from the
+// networks' exact input gradients, computed without a graph and equal to
+// differentiating the step's Gorgonia graph (StepGraph, whose network
+// inputs pass through stop-gradients; meta-training unrolls it); GammaFD
+// uses finite differences of the networks along the chain; GammaNone drops
+// Γ (an invalid-sampler ablation).
 //
 // ∂u/∂θ_i uses the chain rule with the true sign of the energy scale; the
 // authors' code uses +f'(u)·∇Ũ/N even where u = −Ũ/N, a sign slip that is
@@ -181,20 +180,17 @@ type NNSGHMC struct {
 	cfg  NNConfig
 	feat Features
 
-	exact  *graph.Chunked // GammaExact: the step graph over blocks of coordinates
-	graphs []*StepGraph   // its graphs
-
-	// scratch for the finite-difference and no-Γ paths
-	in                     []float64
+	// scratch
+	in, dx, gate, ones     []float64
 	q, q2, dpart, dhat, dd []float64
+	dQdu, dQdp             []float64
 }
 
 // StepChunk is the largest number of coordinates one step graph handles at
 // once; larger problems run it block by block, which bounds its memory.
 const StepChunk = 1 << 15
 
-// NewNNSGHMC returns NNSGHMC with settings cfg on target t. The step graph of
-// GammaExact is built and compiled here, in float64.
+// NewNNSGHMC returns NNSGHMC with settings cfg on target t.
 func NewNNSGHMC(t tasks.Target, cfg NNConfig) (*NNSGHMC, error) {
 	b, err := newBase(t)
 	if err != nil {
@@ -203,21 +199,7 @@ func NewNNSGHMC(t tasks.Target, cfg NNConfig) (*NNSGHMC, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &NNSGHMC{base: b, cfg: cfg}
-	if cfg.Gamma == GammaExact {
-		s.exact, err = graph.NewChunked(b.d*b.k, StepChunk, func(rows int) (in, out, sum G.Nodes, err error) {
-			sg, err := BuildStep(cfg, rows, tensor.Float64)
-			if err != nil {
-				return nil, nil, nil, err
-			}
-			s.graphs = append(s.graphs, sg)
-			return sg.Inputs(), G.Nodes{sg.ThetaNext, sg.PNext}, nil, nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
+	return &NNSGHMC{base: b, cfg: cfg}, nil
 }
 
 // Config returns the sampler's settings.
@@ -230,11 +212,6 @@ func (s *NNSGHMC) SetStepSize(eta float64) error {
 		return err
 	}
 	s.cfg.StepSize = eta
-	for _, sg := range s.graphs {
-		if err := graph.SetValue(sg.Eta, []float64{eta}); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 
@@ -274,21 +251,7 @@ func (s *NNSGHMC) Step(rng *rand.Rand, st *State) error {
 	for i := range m.noise {
 		m.noise[i] = rng.NormFloat64()
 	}
-	var err error
-	if s.cfg.Gamma == GammaExact {
-		err = s.stepExact(st)
-	} else {
-		s.stepPlain(st)
-	}
-	if err != nil {
-		return err
-	}
+	s.stepPlain(st)
 	st.Steps++
 	return s.check(st, true)
-}
-
-func (s *NNSGHMC) stepExact(st *State) error {
-	f := &s.feat
-	in := [][]float64{st.Theta, st.P, f.U, f.DU, f.GFeat, st.Eval.Grad, st.nn.noise}
-	return s.exact.Run(in, [][]float64{st.Theta, st.P}, nil)
 }
