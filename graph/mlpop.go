@@ -351,13 +351,23 @@ func (op mlpOp) compute(data [][]float64, out, value []float64) {
 				}
 				switch op.kind {
 				case mlpValue:
+					if k.shallow() {
+						k.shallowRows(x, rows, nil, out[b0:b1], nil)
+						break
+					}
 					k.forward(x, rows)
 					copy(out[b0:b1], k.z[len(k.z)-1][:rows])
 				case mlpInputGrad:
-					k.forward(x, rows)
+					var vb []float64
 					if value != nil {
-						copy(value[b0:b1], k.z[len(k.z)-1][:rows])
+						vb = value[b0:b1]
 					}
+					if k.shallow() {
+						k.shallowRows(x, rows, gb, vb, out[b0*in:b1*in])
+						break
+					}
+					k.forward(x, rows)
+					copy(vb, k.z[len(k.z)-1][:rows])
 					k.reverse(gb, out[b0*in:b1*in], nil)
 				case mlpParamGrad:
 					k.forward(x, rows)
@@ -396,6 +406,7 @@ type mlpKernel struct {
 	z, a, zd, ad     [][]float64
 	zb, ab, zdb, adb [][]float64
 	x, h             []float64
+	wt               []float64 // shallowRows' transposed first layer
 	rows             int
 	off              []int // offsets of the parameters in a flat gradient
 }
@@ -514,6 +525,107 @@ func mulTAdd(g, a, z []float64, rows, fin, fout int) {
 			for j, zj := range zr {
 				gi[j] += v * zj
 			}
+		}
+	}
+}
+
+// shallowFastPath enables shallowRows (tests switch it off to compare).
+var shallowFastPath = true
+
+// shallow reports whether the network has one hidden layer (in → h → 1), the
+// shape of NNSGHMC's trained networks, which shallowRows evaluates.
+func (k *mlpKernel) shallow() bool { return shallowFastPath && k.op.layers() == 2 }
+
+// shallowRows evaluates a network with one hidden layer row by row, the
+// hidden units in registers: f(x_r) into out and g_r·∇ₓf(x_r) into dx (each
+// skipped when nil). It is the fast path of mlpValue and mlpInputGrad and
+// gives bit for bit what forward and reverse give: the same products summed
+// in the same order.
+func (k *mlpKernel) shallowRows(x []float64, rows int, g, out, dx []float64) {
+	in, h := k.op.sizes[0], k.op.sizes[1]
+	w0, b0, w1, b1 := k.params[0][:in*h], k.params[1][:h], k.params[2][:h], k.params[3][0]
+	// W0's columns, contiguous: wt[j·in+i] = W0[i·h+j]
+	k.wt = grow(k.wt, in*h)
+	for i := 0; i < in; i++ {
+		for j := 0; j < h; j++ {
+			k.wt[j*in+i] = w0[i*h+j]
+		}
+	}
+	if in == 3 && k.op.act == ReLU {
+		k.shallowReLU3(x, rows, g, out, dx, b0, w1, b1)
+		return
+	}
+	tanh := k.op.act == Tanh
+	for r := 0; r < rows; r++ {
+		xr := x[r*in : (r+1)*in : (r+1)*in]
+		var dxr []float64
+		gr := 0.0
+		if dx != nil {
+			dxr = dx[r*in : (r+1)*in : (r+1)*in]
+			clear(dxr)
+			gr = g[r]
+		}
+		sum := 0.0
+		for j, bj := range b0 {
+			wj := k.wt[j*in : (j+1)*in : (j+1)*in]
+			z := bj
+			for i, v := range xr {
+				z += v * wj[i]
+			}
+			// a ReLU unit that is off adds ±0, which changes no sum
+			a, da := z, 1.0
+			if tanh {
+				a = math.Tanh(z)
+				da = 1 - a*a
+			} else if z <= 0 {
+				a, da = 0, 0
+			}
+			sum += a * w1[j]
+			if dxr != nil {
+				c := gr * w1[j] * da
+				for i := range dxr {
+					dxr[i] += c * wj[i]
+				}
+			}
+		}
+		if out != nil {
+			out[r] = b1 + sum
+		}
+	}
+}
+
+// shallowReLU3 is shallowRows for f_D's shape, 3 inputs and ReLU, with the
+// inputs in registers.
+func (k *mlpKernel) shallowReLU3(x []float64, rows int, g, out, dx, b0, w1 []float64, b1 float64) {
+	h := len(b0)
+	wt := k.wt[:3*h]
+	w1 = w1[:h]
+	for r := 0; r < rows; r++ {
+		xr := x[3*r : 3*r+3 : 3*r+3]
+		x0, x1, x2 := xr[0], xr[1], xr[2]
+		gr := 0.0
+		if dx != nil {
+			gr = g[r]
+		}
+		sum, d0, d1, d2 := 0.0, 0.0, 0.0, 0.0
+		for j, bj := range b0 {
+			wj := wt[3*j : 3*j+3 : 3*j+3]
+			z := bj + x0*wj[0] + x1*wj[1] + x2*wj[2]
+			a, da := z, 1.0
+			if z <= 0 {
+				a, da = 0, 0
+			}
+			sum += a * w1[j]
+			c := gr * w1[j] * da
+			d0 += c * wj[0]
+			d1 += c * wj[1]
+			d2 += c * wj[2]
+		}
+		if out != nil {
+			out[r] = b1 + sum
+		}
+		if dx != nil {
+			dx[3*r], dx[3*r+1], dx[3*r+2] = d0, d1, d2
 		}
 	}
 }

@@ -179,3 +179,83 @@ func TestMLPInputGradMatchesFiniteDifferences(t *testing.T) {
 		}
 	}
 }
+
+// TestShallowFastPathIsBitIdentical checks that the row-by-row kernel of
+// one-hidden-layer networks gives exactly what the general blocked kernel
+// gives, values and input gradients, so switching it on changes no result.
+func TestShallowFastPathIsBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, act := range []Activation{ReLU, Tanh} {
+		for _, in := range []int{2, 3} {
+			w := NewMLPWeights(in, []int{10}, act, rng)
+			n := 2*mlpBlock + 31
+			x, g := make([]float64, in*n), make([]float64, n)
+			for i := range x {
+				x[i] = 2 * rng.NormFloat64()
+			}
+			for i := range g {
+				g[i] = rng.NormFloat64()
+			}
+			run := func(fast bool) (val, val2, dx []float64) {
+				shallowFastPath = fast
+				defer func() { shallowFastPath = true }()
+				val, val2, dx = make([]float64, n), make([]float64, n), make([]float64, in*n)
+				w.Eval(x, val)
+				w.InputGrad(x, g, val2, dx)
+				return val, val2, dx
+			}
+			fv, fv2, fdx := run(true)
+			sv, sv2, sdx := run(false)
+			for _, c := range []struct {
+				name       string
+				fast, slow []float64
+			}{{"Eval", fv, sv}, {"InputGrad value", fv2, sv2}, {"InputGrad", fdx, sdx}} {
+				for i := range c.fast {
+					if math.Float64bits(c.fast[i]) != math.Float64bits(c.slow[i]) {
+						t.Fatalf("%s, %d inputs, %s[%d]: fast path %v, general %v", act, in, c.name, i, c.fast[i], c.slow[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkShallowMLP times NNSGHMC's trained network shape (3 → 10 → 1,
+// ReLU) on 2^20 rows: values alone and values with input gradients, with
+// the row-by-row kernel and with the general blocked one.
+//
+//	go test ./graph -run '^$' -bench ShallowMLP
+func BenchmarkShallowMLP(b *testing.B) {
+	const n = 1 << 20
+	rng := rand.New(rand.NewPCG(1, 1))
+	w := NewMLPWeights(3, []int{10}, ReLU, rng)
+	x, g, out, dx := make([]float64, 3*n), make([]float64, n), make([]float64, n), make([]float64, 3*n)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	for i := range g {
+		g[i] = 1
+	}
+	for _, fast := range []bool{true, false} {
+		name := "rows"
+		if !fast {
+			name = "general" // the blocked kernel every other shape uses
+		}
+		b.Run(name+"/value", func(b *testing.B) {
+			shallowFastPath = fast
+			defer func() { shallowFastPath = true }()
+			for i := 0; i < b.N; i++ {
+				w.Eval(x, out)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*n), "ns/row")
+		})
+		b.Run(name+"/value+grad", func(b *testing.B) {
+			shallowFastPath = fast
+			defer func() { shallowFastPath = true }()
+			for i := 0; i < b.N; i++ {
+				w.InputGrad(x, g, out, dx)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*n), "ns/row")
+		})
+	}
+}
