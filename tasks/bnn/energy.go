@@ -2,7 +2,6 @@ package bnn
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	G "gorgonia.org/gorgonia"
@@ -89,7 +88,7 @@ func (e *Energy) Build(g *G.ExprGraph, theta *G.Node) (*tasks.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	prior, err := net.priorGraph(g, theta)
+	prior, err := graph.GaussianPrior(theta, net.Sigma())
 	if err != nil {
 		return nil, err
 	}
@@ -114,25 +113,6 @@ func (e *Energy) Build(g *G.ExprGraph, theta *G.Node) (*tasks.Model, error) {
 	return &tasks.Model{Lik: lik, Prior: prior, DataSize: n, Next: next}, nil
 }
 
-// priorGraph returns Σ_i θ_ik²/(2σ²) + D·½·log(2πσ²), shape (K).
-func (m MLP) priorGraph(g *G.ExprGraph, theta *G.Node) (*G.Node, error) {
-	dt := theta.Dtype()
-	s2 := m.Sigma() * m.Sigma()
-	sq, err := G.Square(theta)
-	if err != nil {
-		return nil, err
-	}
-	ss, err := G.Sum(sq, 0)
-	if err != nil {
-		return nil, err
-	}
-	scaled, err := G.Mul(ss, graph.Scalar(g, dt, 1/(2*s2)))
-	if err != nil {
-		return nil, err
-	}
-	return G.Add(scaled, graph.Scalar(g, dt, float64(m.Dim())*0.5*math.Log(2*math.Pi*s2)))
-}
-
 // logProbs builds the log-softmax of the network's logits for the K chains
 // of theta (D, K) on the rows of x (M, inputs): shape (K, M, classes).
 func (m MLP) logProbs(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
@@ -147,17 +127,19 @@ func (m MLP) logProbs(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) 
 //
 // Layer 0 of all chains is one matrix product: the rows of θ that hold W_0
 // are, row-major, the (fan_in, fan_out·K) matrix W0all whose column j·K + k
-// is unit j of chain k, so X·W0all + b0all holds every chain's first layer
-// side by side. Its (M, fan_out, K) result is turned chain-first, and the
-// later layers are batched matrix products over the chains with their
-// weights as (K, fan_in, fan_out).
+// is unit j of chain k, so X·W0all holds every chain's first layer side by
+// side. Adding the biases and the activation turns it chain-first (one
+// fused op, biasActOp), and the later layers are batched matrix products
+// over the chains with their weights as (K, fan_in, fan_out).
 func (m MLP) logits(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
-	rows := x.Shape()[0]
-	act := func(z *G.Node) (*G.Node, error) {
-		if m.act() == Sigmoid {
-			return G.Sigmoid(z)
+	act := func(l int) layerAct {
+		switch {
+		case l == m.Layers()-1:
+			return actIdentity
+		case m.act() == Sigmoid:
+			return actSigmoid
 		}
-		return G.Rectify(z)
+		return actReLU
 	}
 
 	// θ is cut in two row blocks, W_0 and everything after it, and the
@@ -185,30 +167,16 @@ func (m MLP) logits(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
 		}
 		return graph.Slice(rest, 0, start-ob0, end-ob0)
 	}
+	// the biases b_l of all chains: rows (out, K) of θ, as biasActOp takes them
 	b, err := block(ob0, ob0+out)
 	if err != nil {
-		return nil, err
-	}
-	if b, err = graph.Reshape(b, 1, out*k); err != nil {
 		return nil, err
 	}
 	z, err := G.Mul(x, w)
 	if err != nil {
 		return nil, err
 	}
-	if z, err = G.BroadcastAdd(z, b, nil, []byte{0}); err != nil {
-		return nil, err
-	}
-	if m.Layers() > 1 {
-		if z, err = act(z); err != nil {
-			return nil, err
-		}
-	}
-	// (M, out·K) → (M, out, K) → (K, M, out).
-	if z, err = graph.Reshape(z, rows, out, k); err != nil {
-		return nil, err
-	}
-	if z, err = G.Transpose(z, 2, 0, 1); err != nil {
+	if z, err = applyBiasAct(z, b, true, act(0), k); err != nil {
 		return nil, err
 	}
 
@@ -226,27 +194,15 @@ func (m MLP) logits(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
 		if w, err = G.Transpose(w, 2, 0, 1); err != nil {
 			return nil, err
 		}
-		// b_l: (out, K) → (K, out) → (K, 1, out).
 		b, err := block(ob, ob+out)
 		if err != nil {
-			return nil, err
-		}
-		if b, err = G.Transpose(b, 1, 0); err != nil {
-			return nil, err
-		}
-		if b, err = graph.Reshape(b, k, 1, out); err != nil {
 			return nil, err
 		}
 		if z, err = G.BatchedMatMul(z, w); err != nil {
 			return nil, err
 		}
-		if z, err = G.BroadcastAdd(z, b, nil, []byte{1}); err != nil {
+		if z, err = applyBiasAct(z, b, false, act(l), k); err != nil {
 			return nil, err
-		}
-		if l < m.Layers()-1 {
-			if z, err = act(z); err != nil {
-				return nil, err
-			}
 		}
 	}
 	return z, nil

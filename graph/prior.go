@@ -1,0 +1,172 @@
+package graph
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"math"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// GaussianPrior returns −log N(θ_k; 0, σ²I) = Σ_i θ_ik²/(2σ²) + D·½·log(2πσ²)
+// for every column k of theta (D, K), shape (K), as one op whose derivative,
+// g_k·θ_ik/σ², is one op too. Built from Gorgonia's Square, Sum, Mul and Add,
+// the value and its derivative make five passes over θ, one of them a
+// broadcast copy, and a task's evaluation takes the prior's gradient twice
+// (alone and in the energy's). The derivative is not differentiable again.
+func GaussianPrior(theta *G.Node, sigma float64) (*G.Node, error) {
+	if !(sigma > 0) {
+		return nil, fmt.Errorf("graph.GaussianPrior: σ = %v, want positive", sigma)
+	}
+	if theta.Shape().Dims() != 2 {
+		return nil, fmt.Errorf("graph.GaussianPrior: positions of shape %v, want (D, K)", theta.Shape())
+	}
+	return G.ApplyOp(priorOp{sigma2: sigma * sigma}, theta)
+}
+
+// priorOp is GaussianPrior's value (grad false) or, with grad, its
+// derivative (θ, g) ↦ θ_ik·g_k/σ².
+type priorOp struct {
+	sigma2 float64
+	grad   bool
+}
+
+func (op priorOp) Arity() int {
+	if op.grad {
+		return 2
+	}
+	return 1
+}
+
+func (op priorOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	m, v := G.TensorType{Dims: 2, Of: a}, G.TensorType{Dims: 1, Of: a}
+	if op.grad {
+		return hm.NewFnType(m, v, m)
+	}
+	return hm.NewFnType(m, v)
+}
+
+func (op priorOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if len(in) != op.Arity() {
+		return nil, fmt.Errorf("%v: %d inputs, want %d", op, len(in), op.Arity())
+	}
+	s, ok := in[0].(tensor.Shape)
+	if !ok || len(s) != 2 {
+		return nil, fmt.Errorf("%v: positions of shape %v", op, in[0])
+	}
+	if op.grad {
+		if g, ok := in[1].(tensor.Shape); !ok || len(g) != 1 || g[0] != s[1] {
+			return nil, fmt.Errorf("%v: gradient of shape %v for positions %v", op, in[1], s)
+		}
+		return s.Clone(), nil
+	}
+	return tensor.Shape{s[1]}, nil
+}
+
+func (op priorOp) Do(vals ...G.Value) (G.Value, error) {
+	if len(vals) != op.Arity() {
+		return nil, fmt.Errorf("%v: %d inputs, want %d", op, len(vals), op.Arity())
+	}
+	ts := make([]tensor.Tensor, len(vals))
+	for i, v := range vals {
+		t, ok := v.(tensor.Tensor)
+		if !ok {
+			return nil, fmt.Errorf("%v: value %T is not a tensor", op, v)
+		}
+		if !t.IsNativelyAccessible() || t.RequiresIterator() {
+			t = tensor.Materialize(t)
+		}
+		ts[i] = t
+	}
+	s := ts[0].Shape()
+	if len(s) != 2 {
+		return nil, fmt.Errorf("%v: positions of shape %v", op, s)
+	}
+	d, k := s[0], s[1]
+	switch th := ts[0].Data().(type) {
+	case []float64:
+		return priorDo(op, th, ts, d, k)
+	case []float32:
+		return priorDo(op, th, ts, d, k)
+	}
+	return nil, fmt.Errorf("%v: unsupported dtype %v", op, ts[0].Dtype())
+}
+
+func priorDo[T float32 | float64](op priorOp, theta []T, ts []tensor.Tensor, d, k int) (G.Value, error) {
+	if !op.grad {
+		// accumulate in float64 whatever the dtype
+		sum := make([]float64, k)
+		for i := 0; i < d; i++ {
+			for c, v := range theta[i*k : (i+1)*k] {
+				sum[c] += float64(v) * float64(v)
+			}
+		}
+		u := make([]T, k)
+		norm := float64(d) * 0.5 * math.Log(2*math.Pi*op.sigma2)
+		for c, v := range sum {
+			u[c] = T(v/(2*op.sigma2) + norm)
+		}
+		return tensor.New(tensor.WithShape(k), tensor.WithBacking(u)), nil
+	}
+	g, ok := ts[1].Data().([]T)
+	if !ok || len(g) != k {
+		return nil, fmt.Errorf("%v: gradient %v for %d chains", op, ts[1].Shape(), k)
+	}
+	scale := make([]T, k)
+	for c, v := range g {
+		scale[c] = T(float64(v) / op.sigma2)
+	}
+	out := make([]T, d*k)
+	for i := 0; i < d; i++ {
+		row, o := theta[i*k:(i+1)*k], out[i*k:(i+1)*k]
+		for c, v := range row {
+			o[c] = v * scale[c]
+		}
+	}
+	return tensor.New(tensor.WithShape(d, k), tensor.WithBacking(out)), nil
+}
+
+func (op priorOp) ReturnsPtr() bool     { return false }
+func (op priorOp) CallsExtern() bool    { return false }
+func (op priorOp) OverwritesInput() int { return -1 }
+
+func (op priorOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.%v", op) }
+
+func (op priorOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+
+func (op priorOp) String() string {
+	if op.grad {
+		return fmt.Sprintf("GaussianPriorGrad(σ²=%v)", op.sigma2)
+	}
+	return fmt.Sprintf("GaussianPrior(σ²=%v)", op.sigma2)
+}
+
+func (op priorOp) DiffWRT(int) []bool {
+	if op.grad {
+		return []bool{false, false}
+	}
+	return []bool{true}
+}
+
+func (op priorOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	if op.grad {
+		return nil, fmt.Errorf("%v: the prior's gradient is not differentiated again", op)
+	}
+	d, err := G.ApplyOp(priorOp{sigma2: op.sigma2, grad: true}, inputs[0], grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{d}, nil
+}
+
+func (op priorOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
+	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
+}
