@@ -115,8 +115,9 @@ func TestExactGammaAgreesWithFiniteDifferencesOfNetworks(t *testing.T) {
 }
 
 // TestExactStepMatchesStepGraph checks the sampler's graph-free exact step
-// against the autodiff reference, the step graph that meta-training
-// unrolls: with clamps tight enough that f_Q's clamp binds on some
+// (and Update, which meta-training's forward passes use) against the
+// autodiff reference, the step graph whose vector-Jacobian products
+// meta-training back-propagates: with clamps tight enough that f_Q's clamp binds on some
 // coordinates and D_f's on others, Γ and the new state agree to rounding.
 func TestExactStepMatchesStepGraph(t *testing.T) {
 	const n = 3000
@@ -134,6 +135,18 @@ func TestExactStepMatchesStepGraph(t *testing.T) {
 	st := &State{Theta: append([]float64(nil), theta...), P: append([]float64(nil), p...),
 		Eval: &tasks.Eval{Grad: grad}, nn: &nnMemory{noise: noise}}
 	s.stepPlain(st)
+
+	// Update, the same step on bare vectors
+	u := &NNSGHMC{base: base{d: n, k: 1}, cfg: cfg}
+	uTheta, uP := append([]float64(nil), theta...), append([]float64(nil), p...)
+	if err := u.Update(uTheta, uP, f, grad, noise); err != nil {
+		t.Fatal(err)
+	}
+	for i := range uTheta {
+		if uTheta[i] != st.Theta[i] || uP[i] != st.P[i] {
+			t.Fatalf("coordinate %d: Update gives (%v, %v), the step (%v, %v)", i, uTheta[i], uP[i], st.Theta[i], st.P[i])
+		}
+	}
 
 	var clampedQ, clampedD int
 	q, dpart := make([]float64, n), make([]float64, n)

@@ -180,6 +180,8 @@ type NNSGHMC struct {
 	cfg  NNConfig
 	feat Features
 
+	update *nnMemory // Update's scratch
+
 	// scratch
 	in, dx, gate, ones     []float64
 	q, q2, dpart, dhat, dd []float64
@@ -254,4 +256,29 @@ func (s *NNSGHMC) Step(rng *rand.Rand, st *State) error {
 	s.stepPlain(st)
 	st.Steps++
 	return s.check(st, true)
+}
+
+// Update applies one step's update to (theta, p) in place, given the
+// networks' features f and the energy's gradient grad at theta and the noise
+// ξ: what Step does after evaluating the target, and the value that the step
+// graph (StepGraph) computes. Meta-training runs its unrolls forward with
+// it. Finite-difference Γ follows the chain, which Update does not keep, so
+// it needs GammaExact or GammaNone.
+func (s *NNSGHMC) Update(theta, p []float64, f *Features, grad, noise []float64) error {
+	if s.cfg.Gamma == GammaFD {
+		return errors.New("samplers: NNSGHMC.Update computes Γ exactly or not at all, not by finite differences")
+	}
+	n := s.d * s.k
+	for _, v := range [][]float64{theta, p, f.U, f.DU, f.GFeat, grad, noise} {
+		if len(v) != n {
+			return fmt.Errorf("samplers: NNSGHMC.Update: a vector of length %d, want %d", len(v), n)
+		}
+	}
+	if s.update == nil {
+		s.update = &nnMemory{}
+	}
+	s.update.noise = noise
+	s.feat = *f
+	s.stepPlain(&State{Theta: theta, P: p, Eval: &tasks.Eval{Grad: grad}, nn: s.update})
+	return nil
 }

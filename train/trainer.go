@@ -126,7 +126,8 @@ type Trainer struct {
 	nn   samplers.NNConfig
 
 	d, k, n      int
-	fwd, vjp     *graph.Chunked
+	fwd          *samplers.NNSGHMC // the forward pass of the unrolls
+	vjp          *graph.Chunked
 	graphs       []*samplers.StepGraph
 	nq           int // number of f_Q parameter tensors
 	qAdam, dAdam *Adam
@@ -177,15 +178,9 @@ func newTrainer(cfg Config, prob Problem, nn samplers.NNConfig, seed uint64, fro
 		chunk = samplers.StepChunk
 	}
 	var err error
-	t.fwd, err = graph.NewChunked(t.n, chunk, func(rows int) (in, out, sum graphNodes, err error) {
-		sg, err := samplers.BuildStep(t.nn, rows, graph.Float64)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		t.graphs = append(t.graphs, sg)
-		return sg.Inputs(), graphNodes{sg.ThetaNext, sg.PNext}, nil, nil
-	})
-	if err != nil {
+	// the unrolls run forward without a graph; NNSGHMC shares t.nn's
+	// networks, which Adam and checkpoints update in place
+	if t.fwd, err = samplers.NewNNSGHMC(prob.Target, t.nn); err != nil {
 		return nil, err
 	}
 	t.vjp, err = graph.NewChunked(t.n, chunk, t.buildVJP)
@@ -372,7 +367,7 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			for i := range rec.noise {
 				rec.noise[i] = rng.NormFloat64()
 			}
-			if err := t.fwd.Run([][]float64{rec.theta, rec.p, rec.u, rec.du, rec.gfeat, rec.grad, rec.noise}, [][]float64{theta, p}, nil); err != nil {
+			if err := t.fwd.Update(theta, p, &samplers.Features{U: rec.u, DU: rec.du, GFeat: rec.gfeat}, rec.grad, rec.noise); err != nil {
 				return nil, nil, nil, err
 			}
 			if !samplers.Bounded(theta) || !samplers.Bounded(p) {
