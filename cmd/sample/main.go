@@ -3,10 +3,10 @@
 //	go run ./cmd/sample -task gaussian20 -sampler nnsghmc -chains 50 -steps 12000 -out DIR
 //
 // It writes into --out: metrics.csv (one row per evaluation point),
-// summary.json (the run, its final metrics and the resolved flags),
-// metrics.png/.svg (the metrics against steps) and, with --trace N, trace.csv
-// with every position of the first N chains. All files are written
-// atomically. Flags may also come from --flagfile FILE.
+// summary.json (the run, its final metrics, the resolved flags and the code
+// it was built from), metrics.png/.svg (the metrics against steps) and, with
+// --trace N, trace.csv with every position of the first N chains. All files
+// are written atomically. Flags may also come from --flagfile FILE.
 package main
 
 import (
@@ -203,7 +203,7 @@ func run(ctx context.Context, args []string) error {
 	summary := map[string]any{
 		"task": o.task, "sampler": o.sampler, "chains": o.chains, "steps": steps, "seed": o.seed,
 		"seconds": seconds, "steps_per_second": float64(steps) / seconds,
-		"dimension": d, "step_size": o.stepSize, "flags": cli.Resolved(fs),
+		"dimension": d, "step_size": o.stepSize, "flags": cli.Resolved(fs), "code": cli.Version(),
 	}
 	if nnSettings != nil {
 		summary["nnsghmc"] = nnSettings

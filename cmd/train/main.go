@@ -136,7 +136,7 @@ func run(ctx context.Context, args []string) error {
 	} else if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
-	if err := cli.WriteJSON(filepath.Join(o.out, "config.json"), map[string]any{"flags": cli.Resolved(fs), "training": cfg, "sampler": nn}); err != nil {
+	if err := cli.WriteJSON(filepath.Join(o.out, "config.json"), map[string]any{"flags": cli.Resolved(fs), "training": cfg, "sampler": nn, "code": cli.Version()}); err != nil {
 		return err
 	}
 

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -274,5 +275,12 @@ func TestFormatFloat(t *testing.T) {
 		if err != nil || !(back == tt.x || math.IsNaN(back) && math.IsNaN(tt.x)) {
 			t.Errorf("ParseFloat(%q) = %v, %v; want %v", got, back, err, tt.x)
 		}
+	}
+}
+
+func TestVersionNamesTheGoVersion(t *testing.T) {
+	v := Version()
+	if g, _ := v["go"].(string); !strings.HasPrefix(g, "go") {
+		t.Errorf("Version() = %v, want the Go version under \"go\"", v)
 	}
 }
