@@ -2,6 +2,9 @@ package graph
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	G "gorgonia.org/gorgonia"
 )
@@ -13,31 +16,31 @@ type ChunkBuilder func(rows int) (in, out, sum G.Nodes, err error)
 
 // Chunked runs a row-wise computation over n rows in blocks of at most
 // chunk rows, so that memory is bounded whatever n. A graph is compiled for
-// the full block and, if n is not a multiple of it, one for the remainder.
+// the full block — one copy per worker, up to GOMAXPROCS, so that blocks run
+// in parallel (independent Gorgonia graphs run safely in goroutines) — and,
+// if n is not a multiple of it, one for the remainder. The results do not
+// depend on the number of workers: every block computes the same values and
+// the block sums are added in block order.
 type Chunked struct {
 	n, chunk int
-	blocks   []chunkProgram // [0]: full blocks, [1]: remainder (if any)
+	full     []*chunkProgram // one per worker
+	rest     *chunkProgram   // the remainder block, if any
 }
 
 type chunkProgram struct {
 	rows         int
 	in, out, sum G.Nodes
 	prog         *Program
-	sumBuf       []float64
 }
 
 // NewChunked compiles build for blocks of min(chunk, n) rows (and the
-// remainder).
+// remainder), calling it once per copy.
 func NewChunked(n, chunk int, build ChunkBuilder) (*Chunked, error) {
 	if n < 1 || chunk < 1 {
 		return nil, fmt.Errorf("graph.NewChunked: %d rows in chunks of %d", n, chunk)
 	}
 	c := &Chunked{n: n, chunk: min(chunk, n)}
-	sizes := []int{c.chunk}
-	if r := n % c.chunk; r != 0 && n > c.chunk {
-		sizes = append(sizes, r)
-	}
-	for _, rows := range sizes {
+	compile := func(rows int) (*chunkProgram, error) {
 		in, out, sum, err := build(rows)
 		if err != nil {
 			return nil, err
@@ -51,7 +54,22 @@ func NewChunked(n, chunk int, build ChunkBuilder) (*Chunked, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.blocks = append(c.blocks, chunkProgram{rows: rows, in: in, out: out, sum: sum, prog: prog})
+		return &chunkProgram{rows: rows, in: in, out: out, sum: sum, prog: prog}, nil
+	}
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/c.chunk))
+	for w := 0; w < workers; w++ {
+		p, err := compile(c.chunk)
+		if err != nil {
+			return nil, err
+		}
+		c.full = append(c.full, p)
+	}
+	if r := n % c.chunk; r != 0 && n > c.chunk {
+		p, err := compile(r)
+		if err != nil {
+			return nil, err
+		}
+		c.rest = p
 	}
 	return c, nil
 }
@@ -59,7 +77,7 @@ func NewChunked(n, chunk int, build ChunkBuilder) (*Chunked, error) {
 // Run feeds in (each of length n) block by block, writes the per-row
 // outputs into out (each of length n) and the block sums into sum.
 func (c *Chunked) Run(in, out, sum [][]float64) error {
-	b0 := &c.blocks[0]
+	b0 := c.full[0]
 	if len(in) != len(b0.in) || len(out) != len(b0.out) || len(sum) != len(b0.sum) {
 		return fmt.Errorf("graph.Chunked.Run: %d/%d/%d inputs/outputs/sums, want %d/%d/%d", len(in), len(out), len(sum), len(b0.in), len(b0.out), len(b0.sum))
 	}
@@ -73,38 +91,66 @@ func (c *Chunked) Run(in, out, sum [][]float64) error {
 			return fmt.Errorf("graph.Chunked.Run: output %d has %d rows, want %d", j, len(v), c.n)
 		}
 	}
+	blocks := (c.n + c.chunk - 1) / c.chunk
+	sums := make([][][]float64, blocks) // per block, per sum output
+	errs := make([]error, blocks)
+	run := func(p *chunkProgram, blk int) {
+		lo := blk * c.chunk
+		hi := lo + p.rows
+		for j, node := range p.in {
+			if errs[blk] = SetValue(node, in[j][lo:hi]); errs[blk] != nil {
+				return
+			}
+		}
+		if errs[blk] = p.prog.Run(); errs[blk] != nil {
+			return
+		}
+		for j, node := range p.out {
+			if _, errs[blk] = Value(node, out[j][lo:hi]); errs[blk] != nil {
+				return
+			}
+		}
+		for _, node := range p.sum {
+			var v []float64
+			if v, errs[blk] = Value(node, nil); errs[blk] != nil {
+				return
+			}
+			sums[blk] = append(sums[blk], v)
+		}
+	}
+	full := c.n / c.chunk
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for _, p := range c.full {
+		wg.Add(1)
+		go func(p *chunkProgram) {
+			defer wg.Done()
+			for {
+				blk := int(next.Add(1)) - 1
+				if blk >= full {
+					return
+				}
+				run(p, blk)
+			}
+		}(p)
+	}
+	if c.rest != nil {
+		run(c.rest, full)
+	}
+	wg.Wait()
 	for _, s := range sum {
 		clear(s)
 	}
-	for lo := 0; lo < c.n; lo += c.chunk {
-		hi := min(lo+c.chunk, c.n)
-		b := b0
-		if hi-lo != b0.rows {
-			b = &c.blocks[1]
-		}
-		for j, node := range b.in {
-			if err := SetValue(node, in[j][lo:hi]); err != nil {
-				return err
-			}
-		}
-		if err := b.prog.Run(); err != nil {
+	for blk, err := range errs {
+		if err != nil {
 			return err
 		}
-		for j, node := range b.out {
-			if _, err := Value(node, out[j][lo:hi]); err != nil {
-				return err
+		for j, v := range sums[blk] {
+			if len(v) != len(sum[j]) {
+				return fmt.Errorf("graph.Chunked.Run: sum %d has %d entries, want %d", j, len(sum[j]), len(v))
 			}
-		}
-		for j, node := range b.sum {
-			var err error
-			if b.sumBuf, err = Value(node, b.sumBuf); err != nil {
-				return err
-			}
-			if len(b.sumBuf) != len(sum[j]) {
-				return fmt.Errorf("graph.Chunked.Run: sum %d has %d entries, want %d", j, len(sum[j]), len(b.sumBuf))
-			}
-			for i, v := range b.sumBuf {
-				sum[j][i] += v
+			for i, x := range v {
+				sum[j][i] += x
 			}
 		}
 	}
@@ -113,8 +159,11 @@ func (c *Chunked) Run(in, out, sum [][]float64) error {
 
 // Close releases the compiled programs.
 func (c *Chunked) Close() error {
-	for _, b := range c.blocks {
+	for _, b := range c.full {
 		b.prog.Close()
+	}
+	if c.rest != nil {
+		c.rest.prog.Close()
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"math"
+	"runtime"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -50,5 +51,50 @@ func TestChunkedMatchesOneBlock(t *testing.T) {
 		if math.Abs(sums[j]-want) > 1e-12 {
 			t.Errorf("sum %d: %v, want %v", j, sums[j], want)
 		}
+	}
+}
+
+// TestChunkedWorkersGiveIdenticalResults runs 103 rows in blocks of 8 with
+// one worker and with four, which run blocks in parallel: outputs and block
+// sums must agree bit for bit, and repeated runs must too.
+func TestChunkedWorkersGiveIdenticalResults(t *testing.T) {
+	build := func(rows int) (in, out, sum G.Nodes, err error) {
+		g := G.NewGraph()
+		x := Input(g, Float64, "x", rows)
+		y := G.Must(G.Tanh(G.Must(G.HadamardProd(x, x))))
+		s := G.Must(G.Sum(G.Must(G.HadamardProd(x, y))))
+		return G.Nodes{x}, G.Nodes{y}, G.Nodes{s}, nil
+	}
+	const n = 103
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = math.Sin(float64(i)) * 1.7
+	}
+	run := func(procs int) ([]float64, float64) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		c, err := NewChunked(n, 8, build)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.full) != procs {
+			t.Fatalf("%d workers with GOMAXPROCS %d", len(c.full), procs)
+		}
+		y, s := make([]float64, n), make([]float64, 1)
+		for r := 0; r < 3; r++ {
+			if err := c.Run([][]float64{x}, [][]float64{y}, [][]float64{s}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return y, s[0]
+	}
+	y1, s1 := run(1)
+	y4, s4 := run(4)
+	for i := range y1 {
+		if math.Float64bits(y1[i]) != math.Float64bits(y4[i]) {
+			t.Fatalf("row %d: %v with one worker, %v with four", i, y1[i], y4[i])
+		}
+	}
+	if math.Float64bits(s1) != math.Float64bits(s4) {
+		t.Errorf("sum: %v with one worker, %v with four", s1, s4)
 	}
 }
