@@ -15,9 +15,10 @@ import (
 // (SequenceEnergy, float64 and float32) against the hand-written oracle
 // (float64, gonum's blas64, the prior added the same way). The timings of
 // the sub-benchmarks Energy/graph/H=…/float64 and Energy/oracle/H=… compare
-// directly:
+// directly on one CPU (-cpu 1); with more, the graphs evaluate groups of
+// chains in parallel (see NewModel) and the oracle does not:
 //
-//	go test ./tasks/gru -run '^$' -bench Energy -benchtime 5x -count 3
+//	go test ./tasks/gru -run '^$' -bench Energy -benchtime 5x -cpu 1,2
 //
 // Scoring the Piano test split (25 sequences, 19,036 frames) for K = 20, H =
 // 200, when the data are present ($METASGMCMC_DATA):

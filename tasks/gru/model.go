@@ -1,7 +1,10 @@
 package gru
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -100,14 +103,56 @@ type Model struct {
 	adj      []float64 // adjoint of the state leaving the current segment
 	adjL     []float64
 	buf      []float64
+
+	// groups, when there are several, split the chains among Models run in
+	// parallel, each with its own graphs; this Model then only dispatches.
+	groups []*chainGroup
 }
 
-// NewModel builds and compiles the segment graph described by cfg.
+// chainGroup is a Model for the chains [off, off+k) of its parent, with its
+// share of the parent's positions, gradient and values.
+type chainGroup struct {
+	*Model
+	off, k          int
+	theta, grad, vs []float64
+}
+
+// NewModel builds and compiles the segment graph described by cfg. With
+// more than one CPU (GOMAXPROCS) and chain, the chains are split into as
+// many groups as CPUs, each with its own graph, evaluated in parallel;
+// every chain's values are the same either way (no computation mixes
+// chains), so results do not depend on the number of CPUs.
 func NewModel(cfg Config) (*Model, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
+	n := min(runtime.GOMAXPROCS(0), cfg.Chains)
+	if n <= 1 {
+		return newModel(cfg)
+	}
+	m := &Model{cfg: cfg, layout: Layout{H: cfg.Hidden}}
+	d := m.Dim()
+	for g := 0; g < n; g++ {
+		c := cfg
+		off := g * cfg.Chains / n
+		c.Chains = (g+1)*cfg.Chains/n - off
+		if c.ActivationMemory > 0 { // each group keeps its chains' share
+			c.ActivationMemory = max(1, c.ActivationMemory*int64(c.Chains)/int64(cfg.Chains))
+		}
+		sub, err := newModel(c)
+		if err != nil {
+			m.Close()
+			return nil, err
+		}
+		m.groups = append(m.groups, &chainGroup{Model: sub, off: off, k: c.Chains,
+			theta: make([]float64, d*c.Chains), grad: make([]float64, d*c.Chains), vs: make([]float64, c.Chains)})
+	}
+	return m, nil
+}
+
+// newModel builds one Model evaluating all of cfg's chains in one graph.
+func newModel(cfg Config) (*Model, error) {
 	seg, err := newSegment(cfg.Hidden, cfg.Chains, cfg.Segment, 1, cfg.Dtype, true)
 	if err != nil {
 		return nil, err
@@ -134,7 +179,52 @@ func (m *Model) Dim() int { return m.layout.Dim() }
 func (m *Model) Chains() int { return m.cfg.Chains }
 
 // Close releases the compiled programs.
-func (m *Model) Close() error { return m.seg.Close() }
+func (m *Model) Close() error {
+	for _, g := range m.groups {
+		g.Close()
+	}
+	if m.seg != nil {
+		return m.seg.Close()
+	}
+	return nil
+}
+
+// inGroups runs f on every chain group in parallel, with the group's
+// positions gathered from theta (D·K, coordinate-major), and returns the
+// first error.
+func (m *Model) inGroups(theta []float64, f func(g *chainGroup) error) error {
+	d, K := m.Dim(), m.cfg.Chains
+	if len(theta) != d*K {
+		return fmt.Errorf("gru: %d positions for %d parameters × %d chains", len(theta), d, K)
+	}
+	errs := make([]error, len(m.groups))
+	var wg sync.WaitGroup
+	for i, g := range m.groups {
+		for j := 0; j < d; j++ {
+			copy(g.theta[j*g.k:(j+1)*g.k], theta[j*K+g.off:j*K+g.off+g.k])
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(g)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// scatter copies a group's per-chain values and, if grad is not nil, its
+// gradient (coordinate-major) into the parent's.
+func (m *Model) scatter(g *chainGroup, vs, grad []float64) {
+	copy(vs[g.off:g.off+g.k], g.vs)
+	if grad == nil {
+		return
+	}
+	K := m.cfg.Chains
+	for j := 0; j < m.Dim(); j++ {
+		copy(grad[j*K+g.off:j*K+g.off+g.k], g.grad[j*g.k:(j+1)*g.k])
+	}
+}
 
 // load puts the positions into the graph.
 func (m *Model) load(theta []float64) error {
@@ -189,6 +279,13 @@ func (m *Model) LogLik(theta []float64, seq music.Sequence, ll []float64) error 
 	if err := checkSequence(seq); err != nil {
 		return err
 	}
+	if m.groups != nil {
+		err := m.inGroups(theta, func(g *chainGroup) error { return g.LogLik(g.theta, seq, g.vs) })
+		for _, g := range m.groups {
+			m.scatter(g, ll, nil)
+		}
+		return err
+	}
 	if err := m.load(theta); err != nil {
 		return err
 	}
@@ -228,6 +325,13 @@ func (m *Model) NLLGrad(theta []float64, seq music.Sequence, scale float64, nll,
 		return fmt.Errorf("gru: %d values and %d gradient entries for %d parameters × %d chains", len(nll), len(grad), m.Dim(), K)
 	}
 	if err := checkSequence(seq); err != nil {
+		return err
+	}
+	if m.groups != nil {
+		err := m.inGroups(theta, func(g *chainGroup) error { return g.NLLGrad(g.theta, seq, scale, g.vs, g.grad) })
+		for _, g := range m.groups {
+			m.scatter(g, nll, grad)
+		}
 		return err
 	}
 	if err := m.load(theta); err != nil {
