@@ -453,15 +453,29 @@ func TestMonitor(t *testing.T) {
 // TestChainGroupsGiveIdenticalResults evaluates 5 chains in one graph
 // (GOMAXPROCS 1) and split into three groups run in parallel (GOMAXPROCS
 // 3), over a sequence of several segments with part of the pre-activations
-// recomputed: log-likelihoods, values and gradients must agree bit for bit,
+// recomputed, and scores a split: log-likelihoods, values and gradients
+// must agree bit for bit,
 // so results do not depend on the machine's number of CPUs.
 func TestChainGroupsGiveIdenticalResults(t *testing.T) {
 	const h, k = 6, 5
 	rng := rand.New(rand.NewPCG(21, 22))
 	seq := randomSequence(rng, 37, 0.2)
 	theta := randomTheta(rng, h, k, 0.5)
-	run := func(procs int) (ll, nll, grad []float64) {
+	split := music.Split{seq, randomSequence(rng, 11, 0.3), randomSequence(rng, 20, 0.1)}
+	run := func(procs int) (ll, nll, grad, scores []float64) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		sc, err := NewScorer(Config{Hidden: h, Chains: k, Segment: 8}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sc.Close()
+		if (procs > 1) != (sc.groups != nil) {
+			t.Fatalf("GOMAXPROCS %d: %d scorer groups", procs, len(sc.groups))
+		}
+		scores = make([]float64, len(split)*k)
+		if err := sc.LogLiks(theta, split, scores); err != nil {
+			t.Fatal(err)
+		}
 		m, err := NewModel(Config{Hidden: h, Chains: k, Segment: 8, ActivationMemory: 3 * k * 8 * h * 8 * 2})
 		if err != nil {
 			t.Fatal(err)
@@ -477,14 +491,14 @@ func TestChainGroupsGiveIdenticalResults(t *testing.T) {
 		if err := m.NLLGrad(theta, seq, 2.5, nll, grad); err != nil {
 			t.Fatal(err)
 		}
-		return ll, nll, grad
+		return ll, nll, grad, scores
 	}
-	ll1, nll1, g1 := run(1)
-	ll3, nll3, g3 := run(3)
+	ll1, nll1, g1, s1 := run(1)
+	ll3, nll3, g3, s3 := run(3)
 	for _, c := range []struct {
 		name string
 		a, b []float64
-	}{{"log-likelihood", ll1, ll3}, {"NLL", nll1, nll3}, {"gradient", g1, g3}} {
+	}{{"log-likelihood", ll1, ll3}, {"NLL", nll1, nll3}, {"gradient", g1, g3}, {"Scorer's log-likelihoods", s1, s3}} {
 		for i := range c.a {
 			if math.Float64bits(c.a[i]) != math.Float64bits(c.b[i]) {
 				t.Fatalf("%s[%d]: %v in one graph, %v in three groups", c.name, i, c.a[i], c.b[i])

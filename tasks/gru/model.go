@@ -1,10 +1,7 @@
 package gru
 
 import (
-	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -105,48 +102,45 @@ type Model struct {
 	buf      []float64
 
 	// groups, when there are several, split the chains among Models run in
-	// parallel, each with its own graphs; this Model then only dispatches.
-	groups []*chainGroup
+	// parallel (see chainGroup); this Model then only dispatches.
+	groups []*modelGroup
 }
 
-// chainGroup is a Model for the chains [off, off+k) of its parent, with its
-// share of the parent's positions, gradient and values.
-type chainGroup struct {
+// modelGroup is a Model for a group of its parent's chains, with its share
+// of the parent's positions, gradient and values.
+type modelGroup struct {
 	*Model
-	off, k          int
+	chainGroup
 	theta, grad, vs []float64
 }
 
 // NewModel builds and compiles the segment graph described by cfg. With
-// more than one CPU (GOMAXPROCS) and chain, the chains are split into as
-// many groups as CPUs, each with its own graph, evaluated in parallel;
-// every chain's values are the same either way (no computation mixes
-// chains), so results do not depend on the number of CPUs.
+// more than one CPU (GOMAXPROCS) and chain, the chains are split into groups
+// evaluated in parallel, each with its own graph (see chainGroup).
 func NewModel(cfg Config) (*Model, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	n := min(runtime.GOMAXPROCS(0), cfg.Chains)
-	if n <= 1 {
+	groups := chainGroups(cfg.Chains)
+	if groups == nil {
 		return newModel(cfg)
 	}
 	m := &Model{cfg: cfg, layout: Layout{H: cfg.Hidden}}
 	d := m.Dim()
-	for g := 0; g < n; g++ {
+	for _, g := range groups {
 		c := cfg
-		off := g * cfg.Chains / n
-		c.Chains = (g+1)*cfg.Chains/n - off
+		c.Chains = g.k
 		if c.ActivationMemory > 0 { // each group keeps its chains' share
-			c.ActivationMemory = max(1, c.ActivationMemory*int64(c.Chains)/int64(cfg.Chains))
+			c.ActivationMemory = max(1, c.ActivationMemory*int64(g.k)/int64(cfg.Chains))
 		}
 		sub, err := newModel(c)
 		if err != nil {
 			m.Close()
 			return nil, err
 		}
-		m.groups = append(m.groups, &chainGroup{Model: sub, off: off, k: c.Chains,
-			theta: make([]float64, d*c.Chains), grad: make([]float64, d*c.Chains), vs: make([]float64, c.Chains)})
+		m.groups = append(m.groups, &modelGroup{Model: sub, chainGroup: g,
+			theta: make([]float64, d*g.k), grad: make([]float64, d*g.k), vs: make([]float64, g.k)})
 	}
 	return m, nil
 }
@@ -189,41 +183,16 @@ func (m *Model) Close() error {
 	return nil
 }
 
-// inGroups runs f on every chain group in parallel, with the group's
-// positions gathered from theta (D·K, coordinate-major), and returns the
-// first error.
-func (m *Model) inGroups(theta []float64, f func(g *chainGroup) error) error {
-	d, K := m.Dim(), m.cfg.Chains
-	if len(theta) != d*K {
-		return fmt.Errorf("gru: %d positions for %d parameters × %d chains", len(theta), d, K)
+// inGroups gathers every group's positions from theta (D·K,
+// coordinate-major) and runs f on the groups in parallel.
+func (m *Model) inGroups(theta []float64, f func(g *modelGroup) error) error {
+	if want := m.Dim() * m.cfg.Chains; len(theta) != want {
+		return fmt.Errorf("gru: %d positions for %d parameters × %d chains", len(theta), m.Dim(), m.cfg.Chains)
 	}
-	errs := make([]error, len(m.groups))
-	var wg sync.WaitGroup
-	for i, g := range m.groups {
-		for j := 0; j < d; j++ {
-			copy(g.theta[j*g.k:(j+1)*g.k], theta[j*K+g.off:j*K+g.off+g.k])
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = f(g)
-		}()
+	for _, g := range m.groups {
+		g.gather(theta, m.cfg.Chains, g.theta)
 	}
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// scatter copies a group's per-chain values and, if grad is not nil, its
-// gradient (coordinate-major) into the parent's.
-func (m *Model) scatter(g *chainGroup, vs, grad []float64) {
-	copy(vs[g.off:g.off+g.k], g.vs)
-	if grad == nil {
-		return
-	}
-	K := m.cfg.Chains
-	for j := 0; j < m.Dim(); j++ {
-		copy(grad[j*K+g.off:j*K+g.off+g.k], g.grad[j*g.k:(j+1)*g.k])
-	}
+	return inParallel(len(m.groups), func(i int) error { return f(m.groups[i]) })
 }
 
 // load puts the positions into the graph.
@@ -280,9 +249,9 @@ func (m *Model) LogLik(theta []float64, seq music.Sequence, ll []float64) error 
 		return err
 	}
 	if m.groups != nil {
-		err := m.inGroups(theta, func(g *chainGroup) error { return g.LogLik(g.theta, seq, g.vs) })
+		err := m.inGroups(theta, func(g *modelGroup) error { return g.LogLik(g.theta, seq, g.vs) })
 		for _, g := range m.groups {
-			m.scatter(g, ll, nil)
+			g.scatter(g.vs, m.cfg.Chains, ll)
 		}
 		return err
 	}
@@ -328,9 +297,10 @@ func (m *Model) NLLGrad(theta []float64, seq music.Sequence, scale float64, nll,
 		return err
 	}
 	if m.groups != nil {
-		err := m.inGroups(theta, func(g *chainGroup) error { return g.NLLGrad(g.theta, seq, scale, g.vs, g.grad) })
+		err := m.inGroups(theta, func(g *modelGroup) error { return g.NLLGrad(g.theta, seq, scale, g.vs, g.grad) })
 		for _, g := range m.groups {
-			m.scatter(g, nll, grad)
+			g.scatter(g.vs, m.cfg.Chains, nll)
+			g.scatter(g.grad, m.cfg.Chains, grad)
 		}
 		return err
 	}

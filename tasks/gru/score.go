@@ -31,11 +31,25 @@ type Scorer struct {
 	mask   []float64
 	h      []float64
 	buf    []float64
+
+	// groups, when there are several, split the chains among Scorers run in
+	// parallel (see chainGroup); this Scorer then only dispatches.
+	groups []*scorerGroup
+}
+
+// scorerGroup is a Scorer for a group of its parent's chains, with its share
+// of the positions and log-likelihoods.
+type scorerGroup struct {
+	*Scorer
+	chainGroup
+	theta, ll []float64
 }
 
 // NewScorer builds and compiles a forward-only segment graph for cfg
 // (Hidden, Chains, Segment and Dtype; ActivationMemory is ignored) that runs
-// batch sequences side by side (DefaultScoreBatch when zero).
+// batch sequences side by side (DefaultScoreBatch when zero). With more
+// than one CPU (GOMAXPROCS) and chain, the chains are split into groups
+// scored in parallel, each with its own graph (see chainGroup).
 func NewScorer(cfg Config, batch int) (*Scorer, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -47,6 +61,26 @@ func NewScorer(cfg Config, batch int) (*Scorer, error) {
 	if batch < 1 {
 		return nil, fmt.Errorf("gru: scorer batch of %d sequences", batch)
 	}
+	groups := chainGroups(cfg.Chains)
+	if groups == nil {
+		return newScorer(cfg, batch)
+	}
+	sc := &Scorer{cfg: cfg, batch: batch, layout: Layout{H: cfg.Hidden}}
+	for _, g := range groups {
+		c := cfg
+		c.Chains = g.k
+		sub, err := newScorer(c, batch)
+		if err != nil {
+			sc.Close()
+			return nil, err
+		}
+		sc.groups = append(sc.groups, &scorerGroup{Scorer: sub, chainGroup: g, theta: make([]float64, sc.layout.Dim()*g.k)})
+	}
+	return sc, nil
+}
+
+// newScorer builds one Scorer for all of cfg's chains in one graph.
+func newScorer(cfg Config, batch int) (*Scorer, error) {
 	seg, err := newSegment(cfg.Hidden, cfg.Chains, cfg.Segment, batch, cfg.Dtype, false)
 	if err != nil {
 		return nil, err
@@ -59,7 +93,15 @@ func NewScorer(cfg Config, batch int) (*Scorer, error) {
 }
 
 // Close releases the compiled programs.
-func (sc *Scorer) Close() error { return sc.seg.Close() }
+func (sc *Scorer) Close() error {
+	for _, g := range sc.groups {
+		g.Close()
+	}
+	if sc.seg != nil {
+		return sc.seg.Close()
+	}
+	return nil
+}
 
 // LogLiks writes log p(split[n] | θ_k) into ll[n·K + k] for every sequence n
 // of split and chain k, for the positions theta (D·K, coordinate-major).
@@ -75,6 +117,20 @@ func (sc *Scorer) LogLiks(theta []float64, split music.Split, ll []float64) erro
 		if err := checkSequence(seq); err != nil {
 			return err
 		}
+	}
+	if sc.groups != nil {
+		for _, g := range sc.groups {
+			g.gather(theta, K, g.theta)
+			g.ll = resize(g.ll, len(split)*g.k)
+		}
+		err := inParallel(len(sc.groups), func(i int) error {
+			g := sc.groups[i]
+			return g.LogLiks(g.theta, split, g.ll)
+		})
+		for _, g := range sc.groups {
+			g.scatter(g.ll, K, ll)
+		}
+		return err
 	}
 	sc.layout.toKernel(theta, K, sc.kn)
 	if err := sc.seg.setParams(sc.kn); err != nil {

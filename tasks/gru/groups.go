@@ -1,0 +1,61 @@
+package gru
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+)
+
+// Models and Scorers split their K chains into contiguous groups, one per
+// CPU, each with its own graphs, evaluated in parallel. No computation mixes
+// chains, so every chain's values are the same in any grouping and results
+// do not depend on the number of CPUs.
+
+// chainGroup is the chains [off, off+k) of K.
+type chainGroup struct{ off, k int }
+
+// chainGroups splits k chains into min(GOMAXPROCS, k) groups, or returns
+// nil for one.
+func chainGroups(k int) []chainGroup {
+	n := min(runtime.GOMAXPROCS(0), k)
+	if n <= 1 {
+		return nil
+	}
+	gs := make([]chainGroup, n)
+	for g := range gs {
+		off := g * k / n
+		gs[g] = chainGroup{off: off, k: (g+1)*k/n - off}
+	}
+	return gs
+}
+
+// gather copies the group's columns of x (rows × K, row-major, as positions
+// are coordinate-major) into dst (rows × g.k).
+func (g chainGroup) gather(x []float64, K int, dst []float64) {
+	for r := 0; r < len(x)/K; r++ {
+		copy(dst[r*g.k:(r+1)*g.k], x[r*K+g.off:r*K+g.off+g.k])
+	}
+}
+
+// scatter is the inverse of gather: src (rows × g.k) into the group's
+// columns of x (rows × K).
+func (g chainGroup) scatter(src []float64, K int, x []float64) {
+	for r := 0; r < len(x)/K; r++ {
+		copy(x[r*K+g.off:r*K+g.off+g.k], src[r*g.k:(r+1)*g.k])
+	}
+}
+
+// inParallel runs f(0), …, f(n−1) in goroutines and joins their errors.
+func inParallel(n int, f func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
