@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/blas"
@@ -325,66 +326,32 @@ func (op mlpOp) compute(data [][]float64, out, value []float64) {
 		g, h = data[1+np], data[2+np]
 	}
 	reduce := op.kind == mlpParamGrad || op.kind == mlpMixed
-	workers := min(runtime.GOMAXPROCS(0), max(1, n/(8*mlpBlock)))
-	partial := make([][]float64, workers)
+	// The rows are cut into spans of a fixed size, shared out among the
+	// workers; a reduction adds the spans' partial sums in span order, so
+	// the result does not depend on the number of workers.
+	spans := (n + mlpSpan - 1) / mlpSpan
+	workers := min(runtime.GOMAXPROCS(0), spans)
+	partial := make([][]float64, spans)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
-		lo, hi := w*n/workers, (w+1)*n/workers
-		if reduce {
-			partial[w] = make([]float64, len(out))
-		}
 		wg.Add(1)
-		go func(w, lo, hi int) {
+		go func() {
 			defer wg.Done()
 			k := getMLPKernel(op, params)
 			defer putMLPKernel(k)
-			for b0 := lo; b0 < hi; b0 += mlpBlock {
-				b1 := min(b0+mlpBlock, hi)
-				rows := b1 - b0
-				x := data[0][b0*in : b1*in]
-				var gb, hb []float64
-				if g != nil {
-					gb = g[b0:b1]
+			for {
+				sp := int(next.Add(1)) - 1
+				if sp >= spans {
+					return
 				}
-				if h != nil {
-					hb = h[b0*in : b1*in]
+				lo, hi := sp*mlpSpan, min((sp+1)*mlpSpan, n)
+				if reduce {
+					partial[sp] = make([]float64, len(out))
 				}
-				switch op.kind {
-				case mlpValue:
-					if k.shallow() {
-						k.shallowRows(x, rows, nil, out[b0:b1], nil)
-						break
-					}
-					k.forward(x, rows)
-					copy(out[b0:b1], k.z[len(k.z)-1][:rows])
-				case mlpInputGrad:
-					var vb []float64
-					if value != nil {
-						vb = value[b0:b1]
-					}
-					if k.shallow() {
-						k.shallowRows(x, rows, gb, vb, out[b0*in:b1*in])
-						break
-					}
-					k.forward(x, rows)
-					copy(vb, k.z[len(k.z)-1][:rows])
-					k.reverse(gb, out[b0*in:b1*in], nil)
-				case mlpParamGrad:
-					k.forward(x, rows)
-					k.reverse(gb, nil, partial[w])
-				case mlpJVP:
-					// the directional derivative of f along H_i
-					k.tangent(x, hb, rows)
-					copy(out[b0:b1], k.zd[len(k.zd)-1][:rows])
-				case mlpInputHVP:
-					k.tangent(x, hb, rows)
-					k.tangentReverse(gb, out[b0*in:b1*in], nil)
-				case mlpMixed:
-					k.tangent(x, hb, rows)
-					k.tangentReverse(gb, nil, partial[w])
-				}
+				op.computeSpan(k, data, out, value, g, h, partial[sp], lo, hi)
 			}
-		}(w, lo, hi)
+		}()
 	}
 	wg.Wait()
 	if reduce {
@@ -392,6 +359,61 @@ func (op mlpOp) compute(data [][]float64, out, value []float64) {
 			for j, v := range p {
 				out[j] += v
 			}
+		}
+	}
+}
+
+// mlpSpan is the number of rows a worker of compute takes at a time.
+const mlpSpan = 8 * mlpBlock
+
+// computeSpan runs the kernel k on rows [lo, hi) block by block; a
+// reduction adds into partial.
+func (op mlpOp) computeSpan(k *mlpKernel, data [][]float64, out, value, g, h, partial []float64, lo, hi int) {
+	in := op.sizes[0]
+	for b0 := lo; b0 < hi; b0 += mlpBlock {
+		b1 := min(b0+mlpBlock, hi)
+		rows := b1 - b0
+		x := data[0][b0*in : b1*in]
+		var gb, hb []float64
+		if g != nil {
+			gb = g[b0:b1]
+		}
+		if h != nil {
+			hb = h[b0*in : b1*in]
+		}
+		switch op.kind {
+		case mlpValue:
+			if k.shallow() {
+				k.shallowRows(x, rows, nil, out[b0:b1], nil)
+				break
+			}
+			k.forward(x, rows)
+			copy(out[b0:b1], k.z[len(k.z)-1][:rows])
+		case mlpInputGrad:
+			var vb []float64
+			if value != nil {
+				vb = value[b0:b1]
+			}
+			if k.shallow() {
+				k.shallowRows(x, rows, gb, vb, out[b0*in:b1*in])
+				break
+			}
+			k.forward(x, rows)
+			copy(vb, k.z[len(k.z)-1][:rows])
+			k.reverse(gb, out[b0*in:b1*in], nil)
+		case mlpParamGrad:
+			k.forward(x, rows)
+			k.reverse(gb, nil, partial)
+		case mlpJVP:
+			// the directional derivative of f along H_i
+			k.tangent(x, hb, rows)
+			copy(out[b0:b1], k.zd[len(k.zd)-1][:rows])
+		case mlpInputHVP:
+			k.tangent(x, hb, rows)
+			k.tangentReverse(gb, out[b0*in:b1*in], nil)
+		case mlpMixed:
+			k.tangent(x, hb, rows)
+			k.tangentReverse(gb, nil, partial)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package graph
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -257,5 +258,41 @@ func BenchmarkShallowMLP(b *testing.B) {
 			}
 			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*n), "ns/row")
 		})
+	}
+}
+
+// TestMLPReductionsIndependentOfWorkers checks that the parameter gradients,
+// sums over rows, come out bit for bit the same with one worker and with
+// three, over rows spanning several spans.
+func TestMLPReductionsIndependentOfWorkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	w := NewMLPWeights(3, []int{5, 4}, Tanh, rng)
+	n := 3*mlpSpan + 100
+	x, g, hdir := make([]float64, 3*n), make([]float64, n), make([]float64, 3*n)
+	for i := range x {
+		x[i], hdir[i] = rng.NormFloat64(), rng.NormFloat64()
+	}
+	for i := range g {
+		g[i] = rng.NormFloat64()
+	}
+	run := func(procs int, kind mlpKind) []float64 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		op := mlpOp{kind: kind, sizes: w.sizes(), act: w.Activation}
+		data := append([][]float64{x}, w.Params()...)
+		data = append(data, g)
+		if kind == mlpMixed {
+			data = append(data, hdir)
+		}
+		out := make([]float64, w.NumParams())
+		op.compute(data, out, nil)
+		return out
+	}
+	for _, kind := range []mlpKind{mlpParamGrad, mlpMixed} {
+		a, b := run(1, kind), run(3, kind)
+		for i := range a {
+			if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+				t.Fatalf("%s: parameter %d: %v with one worker, %v with three", mlpKindNames[kind], i, a[i], b[i])
+			}
+		}
 	}
 }
