@@ -573,9 +573,21 @@ func (k *mlpKernel) shallowRows(x []float64, rows int, g, out, dx []float64) {
 			k.wt[j*in+i] = w0[i*h+j]
 		}
 	}
-	if in == 3 && k.op.act == ReLU {
-		k.shallowReLU3(x, rows, g, out, dx, b0, w1, b1)
-		return
+	if k.op.act == ReLU {
+		switch {
+		case dx == nil && in == 2:
+			k.shallowReLUValue2(x, rows, out, b0, w1, b1)
+			return
+		case dx == nil && in == 3:
+			k.shallowReLUValue3(x, rows, out, b0, w1, b1)
+			return
+		case in == 2:
+			k.shallowReLU2(x, rows, g, out, dx, b0, w1, b1)
+			return
+		case in == 3:
+			k.shallowReLU3(x, rows, g, out, dx, b0, w1, b1)
+			return
+		}
 	}
 	tanh := k.op.act == Tanh
 	for r := 0; r < rows; r++ {
@@ -616,40 +628,95 @@ func (k *mlpKernel) shallowRows(x []float64, rows int, g, out, dx []float64) {
 	}
 }
 
-// shallowReLU3 is shallowRows for f_D's shape, 3 inputs and ReLU, with the
-// inputs in registers.
+// shallowReLUValue2 is shallowRows for values alone of f_Q's shape, 2
+// inputs and ReLU.
+func (k *mlpKernel) shallowReLUValue2(x []float64, rows int, out, b0, w1 []float64, b1 float64) {
+	h := len(b0)
+	wt := k.wt[:2*h]
+	w1 = w1[:h]
+	for r := 0; r < rows; r++ {
+		x0, x1 := x[2*r], x[2*r+1]
+		sum := 0.0
+		for j, bj := range b0 {
+			z := bj + x0*wt[2*j] + x1*wt[2*j+1]
+			sum += max(z, 0) * w1[j] // builtin max: no branch to mispredict
+		}
+		out[r] = b1 + sum
+	}
+}
+
+// shallowReLUValue3 is shallowRows for values alone of f_D's shape, 3
+// inputs and ReLU.
+func (k *mlpKernel) shallowReLUValue3(x []float64, rows int, out, b0, w1 []float64, b1 float64) {
+	h := len(b0)
+	wt := k.wt[:3*h]
+	w1 = w1[:h]
+	for r := 0; r < rows; r++ {
+		x0, x1, x2 := x[3*r], x[3*r+1], x[3*r+2]
+		sum := 0.0
+		for j, bj := range b0 {
+			z := bj + x0*wt[3*j] + x1*wt[3*j+1] + x2*wt[3*j+2]
+			sum += max(z, 0) * w1[j] // builtin max: no branch to mispredict
+		}
+		out[r] = b1 + sum
+	}
+}
+
+// shallowReLU2 and shallowReLU3 are shallowRows with input gradients for
+// f_Q's and f_D's shapes, 2 and 3 inputs and ReLU, with the inputs in
+// registers and no branch on the units' signs.
+func (k *mlpKernel) shallowReLU2(x []float64, rows int, g, out, dx, b0, w1 []float64, b1 float64) {
+	h := len(b0)
+	wt := k.wt[:2*h]
+	w1 = w1[:h]
+	for r := 0; r < rows; r++ {
+		x0, x1, gr := x[2*r], x[2*r+1], g[r]
+		sum, d0, d1 := 0.0, 0.0, 0.0
+		for j, bj := range b0 {
+			z := bj + x0*wt[2*j] + x1*wt[2*j+1]
+			sum += max(z, 0) * w1[j]
+			c := math.Float64frombits(math.Float64bits(gr*w1[j]) & reluMask(z))
+			d0 += c * wt[2*j]
+			d1 += c * wt[2*j+1]
+		}
+		if out != nil {
+			out[r] = b1 + sum
+		}
+		dx[2*r], dx[2*r+1] = d0, d1
+	}
+}
+
 func (k *mlpKernel) shallowReLU3(x []float64, rows int, g, out, dx, b0, w1 []float64, b1 float64) {
 	h := len(b0)
 	wt := k.wt[:3*h]
 	w1 = w1[:h]
 	for r := 0; r < rows; r++ {
-		xr := x[3*r : 3*r+3 : 3*r+3]
-		x0, x1, x2 := xr[0], xr[1], xr[2]
-		gr := 0.0
-		if dx != nil {
-			gr = g[r]
-		}
+		x0, x1, x2, gr := x[3*r], x[3*r+1], x[3*r+2], g[r]
 		sum, d0, d1, d2 := 0.0, 0.0, 0.0, 0.0
 		for j, bj := range b0 {
-			wj := wt[3*j : 3*j+3 : 3*j+3]
-			z := bj + x0*wj[0] + x1*wj[1] + x2*wj[2]
-			a, da := z, 1.0
-			if z <= 0 {
-				a, da = 0, 0
-			}
-			sum += a * w1[j]
-			c := gr * w1[j] * da
-			d0 += c * wj[0]
-			d1 += c * wj[1]
-			d2 += c * wj[2]
+			z := bj + x0*wt[3*j] + x1*wt[3*j+1] + x2*wt[3*j+2]
+			sum += max(z, 0) * w1[j]
+			c := math.Float64frombits(math.Float64bits(gr*w1[j]) & reluMask(z))
+			d0 += c * wt[3*j]
+			d1 += c * wt[3*j+1]
+			d2 += c * wt[3*j+2]
 		}
 		if out != nil {
 			out[r] = b1 + sum
 		}
-		if dx != nil {
-			dx[3*r], dx[3*r+1], dx[3*r+2] = d0, d1, d2
-		}
+		dx[3*r], dx[3*r+1], dx[3*r+2] = d0, d1, d2
 	}
+}
+
+// reluMask is all ones where a ReLU unit is on (z > 0) and zero where it is
+// off: masking g·w with it gives g·w·relu'(z) exactly (+0 where off, which
+// adds nothing to a sum, as the ±0 of g·w·0 does not).
+func reluMask(z float64) uint64 {
+	var m uint64
+	if z > 0 {
+		m = ^uint64(0)
+	}
+	return m
 }
 
 // act1 and act2 are the activation's first two derivatives, given the
