@@ -23,7 +23,7 @@ data_epochs=${DATA_EPOCHS:-10}
 evals=${EVALS:-1}
 seed=${SEED:-1}
 mkdir -p "$runs"
-go build -o "$runs/" ./cmd/train ./cmd/sample ./cmd/figures
+go build -buildvcs=true -o "$runs/" ./cmd/train ./cmd/sample ./cmd/figures
 if [ -z "$report" ] && [ ! -f experiments/piano-gru/sampler.json ]; then
 	"$runs/train" --flagfile experiments/piano-gru/train.flags ${EPOCHS:+--epochs $EPOCHS} --quiet --out "$runs/train-piano"
 	cp "$runs/train-piano/sampler.json" "$runs/train-piano/train.csv" experiments/piano-gru/

@@ -22,7 +22,7 @@ seeds=${SEEDS:-15}
 samplers=${*:-sghmc sgld psgld nnsghmc}
 [ "$samplers" = report ] && samplers=""
 mkdir -p "$runs"
-[ -n "$samplers" ] && go build -tags openblas -o "$runs/sample" ./cmd/sample
+[ -n "$samplers" ] && go build -buildvcs=true -tags openblas -o "$runs/sample" ./cmd/sample
 export OPENBLAS_NUM_THREADS=1
 for s in $samplers; do
 	for e in nt af data; do

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 exp=experiments/gaussian
 runs=${RUNS:-runs/gaussian}
 mkdir -p "$runs"
-go build -o "$runs/bin/" ./cmd/train ./cmd/sample ./cmd/figures
+go build -buildvcs=true -o "$runs/bin/" ./cmd/train ./cmd/sample ./cmd/figures
 bin=$runs/bin
 
 # 1. meta-train on the 10-D training Gaussian and keep the trained sampler,

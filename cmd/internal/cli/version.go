@@ -3,9 +3,10 @@ package cli
 import "runtime/debug"
 
 // Version describes the code a command was built from, for its outputs:
-// the module version, and the VCS revision and whether the working tree had
-// changes when go build stamped them (go build does in a git checkout; go
-// run does not, and then only the Go version is known).
+// the Go version, the module version, and the VCS revision and whether the
+// working tree had changes when the build stamped them. go build stamps them
+// in a git checkout unless -buildvcs=false is in force (GOFLAGS may set it;
+// the experiment scripts pass -buildvcs=true); go run never does.
 func Version() map[string]any {
 	v := map[string]any{}
 	info, ok := debug.ReadBuildInfo()
