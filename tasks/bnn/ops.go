@@ -106,22 +106,9 @@ func (op biasActOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape := []int{op.k, m, out}
-	switch zd := z.Data().(type) {
-	case []float64:
-		bd, ok := b.Data().([]float64)
-		if !ok {
-			return nil, fmt.Errorf("%v: mixed dtypes", op)
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(biasAct(op, zd, bd, m, out))), nil
-	case []float32:
-		bd, ok := b.Data().([]float32)
-		if !ok {
-			return nil, fmt.Errorf("%v: mixed dtypes", op)
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(biasAct(op, zd, bd, m, out))), nil
-	}
-	return nil, fmt.Errorf("%v: unsupported dtype %v", op, z.Dtype())
+	return typed(op, z, b, []int{op.k, m, out},
+		func(z, b []float64) []float64 { return biasAct(op, z, b, m, out) },
+		func(z, b []float32) []float32 { return biasAct(op, z, b, m, out) })
 }
 
 func biasAct[T float32 | float64](op biasActOp, z, b []T, m, out int) []T {
@@ -228,21 +215,9 @@ func (op biasActGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if op.wrtBias {
 		shape = tensor.Shape{out, op.k}
 	}
-	switch yd := y.Data().(type) {
-	case []float64:
-		gd, ok := g.Data().([]float64)
-		if !ok {
-			return nil, fmt.Errorf("%v: mixed dtypes", op)
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(biasActGrad(op, yd, gd, m, out))), nil
-	case []float32:
-		gd, ok := g.Data().([]float32)
-		if !ok {
-			return nil, fmt.Errorf("%v: mixed dtypes", op)
-		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(biasActGrad(op, yd, gd, m, out))), nil
-	}
-	return nil, fmt.Errorf("%v: unsupported dtype %v", op, y.Dtype())
+	return typed(op, y, g, shape,
+		func(y, g []float64) []float64 { return biasActGrad(op, y, g, m, out) },
+		func(y, g []float32) []float32 { return biasActGrad(op, y, g, m, out) })
 }
 
 func biasActGrad[T float32 | float64](op biasActGradOp, y, g []T, m, out int) []T {
@@ -344,6 +319,29 @@ func twoValues(op fmt.Stringer, vals []G.Value) (tensor.Tensor, tensor.Tensor, e
 		ts[i] = t
 	}
 	return ts[0], ts[1], nil
+}
+
+// typed runs f64 or f32, by the dtype of a and b (which must agree), on
+// their data and returns the result as a tensor of the given shape.
+func typed(op fmt.Stringer, a, b tensor.Tensor, shape []int, f64 func(a, b []float64) []float64, f32 func(a, b []float32) []float32) (G.Value, error) {
+	var out any
+	switch ad := a.Data().(type) {
+	case []float64:
+		bd, ok := b.Data().([]float64)
+		if !ok {
+			return nil, fmt.Errorf("%v: mixed dtypes", op)
+		}
+		out = f64(ad, bd)
+	case []float32:
+		bd, ok := b.Data().([]float32)
+		if !ok {
+			return nil, fmt.Errorf("%v: mixed dtypes", op)
+		}
+		out = f32(ad, bd)
+	default:
+		return nil, fmt.Errorf("%v: unsupported dtype %v", op, a.Dtype())
+	}
+	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
 }
 
 // applyBiasAct returns act(z + b) chain-first; see biasActOp.
