@@ -709,8 +709,8 @@ func (k *mlpKernel) shallowReLU3(x []float64, rows int, g, out, dx, b0, w1 []flo
 }
 
 // reluMask is all ones where a ReLU unit is on (z > 0) and zero where it is
-// off: masking g·w with it gives g·w·relu'(z) exactly (+0 where off, which
-// adds nothing to a sum, as the ±0 of g·w·0 does not).
+// off: masking g·w with it gives g·w·relu'(z) exactly, except +0 where the
+// product g·w·0 would be ±0; neither changes a sum.
 func reluMask(z float64) uint64 {
 	var m uint64
 	if z > 0 {
