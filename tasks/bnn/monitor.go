@@ -4,16 +4,22 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
 // Names of the metrics a Monitor reports.
 const (
-	MetricError    = "test_error"     // error of the ensemble of the K chains at the latest step
-	MetricNLL      = "test_nll"       // summed NLL of that ensemble
-	MetricErrorAvg = "test_error_avg" // error of the running time-average predictive
-	MetricNLLAvg   = "test_nll_avg"   // summed NLL of the running time-average predictive
+	MetricError       = "test_error"         // error of the ensemble of the K chains at the latest step
+	MetricNLL         = "test_nll"           // summed NLL of that ensemble
+	MetricErrorChain  = "test_error_chain"   // mean over the chains of each chain's own error
+	MetricNLLChain    = "test_nll_chain"     // mean over the chains of each chain's own summed NLL
+	MetricNLLChainMax = "test_nll_chain_max" // the largest chain's own summed NLL: the worst chain
+	MetricErrorAvg    = "test_error_avg"     // error of the running time-average predictive
+	MetricNLLAvg      = "test_nll_avg"       // summed NLL of the running time-average predictive
 )
 
 // MonitorConfig configures a Monitor.
@@ -42,7 +48,10 @@ type MonitorConfig struct {
 // those positions on the test set and reports test_error (1 − accuracy of
 // the argmax of the mean predictive probability) and test_nll (the negative
 // log of the mean predictive probability of the true label, summed over the
-// test set), plus test_error_avg and test_nll_avg of the running
+// test set); test_error_chain and test_nll_chain, the chains' own error
+// and NLL averaged over the chains, and test_nll_chain_max, the worst
+// chain's NLL (a chain gone wrong raises it while the ensemble's error
+// barely moves); plus test_error_avg and test_nll_avg of the running
 // time-average predictive when MonitorConfig.AverageEvery is set.
 type Monitor struct {
 	net    MLP
@@ -140,7 +149,8 @@ func (m *Monitor) latest() (*Prediction, error) {
 }
 
 // Metrics implements tasks.Monitor: test_error and test_nll of the ensemble
-// at the latest positions, then (when averaging) test_error_avg and
+// at the latest positions, test_error_chain, test_nll_chain and
+// test_nll_chain_max of its chains, then (when averaging) test_error_avg and
 // test_nll_avg of the running average, NaN before its first step.
 func (m *Monitor) Metrics() ([]tasks.Metric, error) {
 	if m.step == 0 {
@@ -150,7 +160,12 @@ func (m *Monitor) Metrics() ([]tasks.Metric, error) {
 	if err != nil {
 		return nil, err
 	}
-	ms := []tasks.Metric{{Name: MetricError, Value: pr.Error}, {Name: MetricNLL, Value: pr.NLL}}
+	ms := []tasks.Metric{
+		{Name: MetricError, Value: pr.Error}, {Name: MetricNLL, Value: pr.NLL},
+		{Name: MetricErrorChain, Value: stat.Mean(pr.ChainError, nil)},
+		{Name: MetricNLLChain, Value: stat.Mean(pr.ChainNLL, nil)},
+		{Name: MetricNLLChainMax, Value: floats.Max(pr.ChainNLL)},
+	}
 	if m.cfg.AverageEvery > 0 {
 		e, nll := math.NaN(), math.NaN()
 		if m.count > 0 {

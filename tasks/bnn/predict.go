@@ -26,6 +26,10 @@ type Prediction struct {
 	Error float64
 	// NLL is −Σ_n log p̂(y_n|x_n): a sum over the data set, not a mean.
 	NLL float64
+	// ChainError and ChainNLL hold each chain's own test error and summed
+	// NLL (of softmax(f(x; θ_k)) alone), length K: a chain gone wrong
+	// shows here while the ensemble's error hides it.
+	ChainError, ChainNLL []float64
 }
 
 // Predictor computes ensemble predictions of K chains of one network with
@@ -95,7 +99,7 @@ func (p *Predictor) Predict(theta []float64, data Dataset) (*Prediction, error) 
 		return nil, err
 	}
 	n, c, in := data.Len(), net.Classes(), net.Inputs()
-	pr := &Prediction{LogProbs: make([]float64, n*c), LogLik: make([]float64, n)}
+	pr := &Prediction{LogProbs: make([]float64, n*c), LogLik: make([]float64, n), ChainError: make([]float64, k), ChainNLL: make([]float64, k)}
 	labels := make([]int, p.batch)
 	logK := math.Log(float64(k))
 	wrong := 0
@@ -141,9 +145,19 @@ func (p *Predictor) Predict(theta []float64, data Dataset) (*Prediction, error) 
 			if best != y {
 				wrong++
 			}
+			for ch := 0; ch < k; ch++ {
+				row := p.lp[(ch*p.batch+r)*c : (ch*p.batch+r+1)*c]
+				pr.ChainNLL[ch] -= row[y]
+				if argmax(row) != y {
+					pr.ChainError[ch]++
+				}
+			}
 		}
 	}
 	pr.Error = float64(wrong) / float64(n)
+	for ch := range pr.ChainError {
+		pr.ChainError[ch] /= float64(n)
+	}
 	return pr, nil
 }
 
@@ -160,6 +174,18 @@ func Predict(net MLP, theta []float64, k int, data Dataset) (*Prediction, error)
 	return p.Predict(theta, data)
 }
 
+// argmax returns the index of row's largest entry, the smallest index on
+// ties.
+func argmax(row []float64) int {
+	best := 0
+	for j, v := range row {
+		if v > row[best] {
+			best = j
+		}
+	}
+	return best
+}
+
 // errorNLL returns the test error and summed negative log-likelihood of
 // predictive probabilities probs (N × classes, row-major) for labels, by the
 // rules of Prediction.
@@ -167,13 +193,7 @@ func errorNLL(probs []float64, labels []int, c int) (errRate, nll float64) {
 	wrong := 0
 	for i, y := range labels {
 		row := probs[i*c : (i+1)*c]
-		best := 0
-		for j, v := range row {
-			if v > row[best] {
-				best = j
-			}
-		}
-		if best != y {
+		if argmax(row) != y {
 			wrong++
 		}
 		nll -= math.Log(row[y])

@@ -51,15 +51,24 @@ func naiveLogProbs(net MLP, theta []float64, k, c int, x []float64) []float64 {
 // chains' predictive probabilities.
 func naivePrediction(net MLP, theta []float64, k int, data Dataset) *Prediction {
 	n, c := data.Len(), data.Classes()
-	pr := &Prediction{LogProbs: make([]float64, n*c), LogLik: make([]float64, n)}
+	pr := &Prediction{LogProbs: make([]float64, n*c), LogLik: make([]float64, n), ChainError: make([]float64, k), ChainNLL: make([]float64, k)}
 	x := make([]float64, data.Inputs())
 	wrong := 0
 	for i := 0; i < n; i++ {
 		y := data.Example(i, x)
 		p := make([]float64, c)
 		for ch := 0; ch < k; ch++ {
-			for j, lp := range naiveLogProbs(net, theta, k, ch, x) {
+			lps := naiveLogProbs(net, theta, k, ch, x)
+			chBest := 0
+			for j, lp := range lps {
 				p[j] += math.Exp(lp) / float64(k)
+				if lp > lps[chBest] {
+					chBest = j
+				}
+			}
+			pr.ChainNLL[ch] -= lps[y]
+			if chBest != y {
+				pr.ChainError[ch] += 1 / float64(n)
 			}
 		}
 		best := 0
@@ -123,6 +132,12 @@ func TestPredictMatchesNaive(t *testing.T) {
 				}
 				if got.Error != want.Error {
 					t.Errorf("error %v, want %v", got.Error, want.Error)
+				}
+				if d := maxRelDiff(got.ChainNLL, want.ChainNLL); d > tc.tol {
+					t.Errorf("chains' NLL %v, want %v", got.ChainNLL, want.ChainNLL)
+				}
+				if d := maxRelDiff(got.ChainError, want.ChainError); d > 1e-12 {
+					t.Errorf("chains' error %v, want %v", got.ChainError, want.ChainError)
 				}
 				s := 0.0
 				for _, v := range got.LogLik {
@@ -217,11 +232,24 @@ func TestMonitor(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := naivePrediction(net, thetas[2], k, test)
-	if len(ms) != 2 || ms[0].Name != MetricError || ms[1].Name != MetricNLL {
-		t.Fatalf("metrics %v, want %s and %s", ms, MetricError, MetricNLL)
+	names := []string{MetricError, MetricNLL, MetricErrorChain, MetricNLLChain, MetricNLLChainMax}
+	if len(ms) != len(names) {
+		t.Fatalf("metrics %v, want %v", ms, names)
 	}
-	if ms[0].Value != want.Error || math.Abs(ms[1].Value-want.NLL) > 1e-9*want.NLL {
-		t.Errorf("metrics %v, want error %v NLL %v", ms, want.Error, want.NLL)
+	for i, name := range names {
+		if ms[i].Name != name {
+			t.Fatalf("metrics %v, want %v", ms, names)
+		}
+	}
+	chainErr := (want.ChainError[0] + want.ChainError[1]) / 2
+	chainNLL := (want.ChainNLL[0] + want.ChainNLL[1]) / 2
+	worst := math.Max(want.ChainNLL[0], want.ChainNLL[1])
+	if ms[0].Value != want.Error || math.Abs(ms[1].Value-want.NLL) > 1e-9*want.NLL ||
+		math.Abs(ms[2].Value-chainErr) > 1e-12 || math.Abs(ms[3].Value-chainNLL) > 1e-9*chainNLL || math.Abs(ms[4].Value-worst) > 1e-9*worst {
+		t.Errorf("metrics %v, want error %v NLL %v, chains' error %v NLL %v worst %v", ms, want.Error, want.NLL, chainErr, chainNLL, worst)
+	}
+	if want.ChainNLL[0] == want.ChainNLL[1] || chainNLL < want.NLL {
+		t.Errorf("chains' NLL %v against the ensemble's %v: the test cannot tell the mean from the worst, or breaks Jensen", want.ChainNLL, want.NLL)
 	}
 	sum, err := m.Summary()
 	if err != nil || fmt.Sprint(sum) != fmt.Sprint(ms) {
@@ -244,7 +272,7 @@ func TestMonitor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) != 4 || ms[2].Name != MetricErrorAvg || ms[3].Name != MetricNLLAvg || !math.IsNaN(ms[2].Value) || !math.IsNaN(ms[3].Value) {
+	if len(ms) != 7 || ms[5].Name != MetricErrorAvg || ms[6].Name != MetricNLLAvg || !math.IsNaN(ms[5].Value) || !math.IsNaN(ms[6].Value) {
 		t.Errorf("before the first averaged step: %v, want NaN averages", ms)
 	}
 	for step := 2; step <= 4; step++ {
@@ -280,7 +308,7 @@ func TestMonitor(t *testing.T) {
 	if sum[0].Value != p2.Error || math.Abs(sum[1].Value-p2.NLL) > 1e-9*p2.NLL {
 		t.Errorf("summary %v: the latest ensemble has error %v NLL %v", sum, p2.Error, p2.NLL)
 	}
-	if sum[2].Value != float64(wrong)/float64(test.Len()) || math.Abs(sum[3].Value-wantNLL) > 1e-9*wantNLL {
+	if sum[5].Value != float64(wrong)/float64(test.Len()) || math.Abs(sum[6].Value-wantNLL) > 1e-9*wantNLL {
 		t.Errorf("summary %v: the averaged predictive has error %v NLL %v", sum, float64(wrong)/float64(test.Len()), wantNLL)
 	}
 	var _ tasks.Monitor = avg
