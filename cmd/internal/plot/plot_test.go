@@ -1,6 +1,8 @@
 package plot
 
 import (
+	"gonum.org/v1/plot/palette/moreland"
+
 	"bytes"
 	"image/png"
 	"math"
@@ -219,6 +221,13 @@ func TestContour(t *testing.T) {
 		"signed":   {func(x, y float64) float64 { return math.Sin(x) * y }, 30},
 		"positive": {func(x, y float64) float64 { return math.Exp(-x*x - y*y) }, 60},
 		"constant": {func(x, y float64) float64 { return 2 }, 2},
+		// a one-signed range for which gonum's Palette(256) panics
+		"palette rounding": {func(x, y float64) float64 {
+			if x < 0 {
+				return -1.952015349083347
+			}
+			return -0.5768191776791524
+		}, 4},
 		"nan": {func(x, y float64) float64 {
 			if x*x+y*y < 1 {
 				return math.NaN()
@@ -235,6 +244,30 @@ func TestContour(t *testing.T) {
 			continue
 		}
 		checkFigure(t, dir, "f")
+	}
+}
+
+// TestColorsOf checks the palette that replaces gonum's ColorMap.Palette:
+// n colours from the map's minimum to its maximum, also for ranges where
+// Palette panics.
+func TestColorsOf(t *testing.T) {
+	for _, r := range [][2]float64{{-1.952015349083347, -0.5768191776791524}, {-2.747417927028856, 0.5252229127152306}, {0, 1}} {
+		cmap := moreland.SmoothBlueRed()
+		cmap.SetMin(r[0])
+		cmap.SetMax(r[1])
+		cs := colorsOf(cmap, 256).Colors()
+		if len(cs) != 256 {
+			t.Fatalf("%v: %d colours, want 256", r, len(cs))
+		}
+		for i, v := range map[int]float64{0: r[0], 255: r[1]} {
+			want, err := cmap.At(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cs[i] != want {
+				t.Errorf("%v: colour %d is %v, want the map's at %g, %v", r, i, cs[i], v, want)
+			}
+		}
 	}
 }
 
