@@ -60,6 +60,7 @@ func NewChunked(n, chunk int, build ChunkBuilder) (*Chunked, error) {
 	for w := 0; w < workers; w++ {
 		p, err := compile(c.chunk)
 		if err != nil {
+			c.Close()
 			return nil, err
 		}
 		c.full = append(c.full, p)
@@ -67,6 +68,7 @@ func NewChunked(n, chunk int, build ChunkBuilder) (*Chunked, error) {
 	if r := n % c.chunk; r != 0 && n > c.chunk {
 		p, err := compile(r)
 		if err != nil {
+			c.Close()
 			return nil, err
 		}
 		c.rest = p

@@ -1,8 +1,10 @@
 package graph
 
 import (
+	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -96,5 +98,38 @@ func TestChunkedWorkersGiveIdenticalResults(t *testing.T) {
 	}
 	if math.Float64bits(s1) != math.Float64bits(s4) {
 		t.Errorf("sum: %v with one worker, %v with four", s1, s4)
+	}
+}
+
+// TestChunkedBuildErrors checks that NewChunked reports a builder's error
+// for the full blocks and for the shorter last block, and outputs of the
+// wrong shape, after closing what it had compiled.
+func TestChunkedBuildErrors(t *testing.T) {
+	failAt := func(bad int) ChunkBuilder {
+		return func(rows int) (in, out, sum G.Nodes, err error) {
+			if rows == bad {
+				return nil, nil, nil, fmt.Errorf("no graph for %d rows", rows)
+			}
+			g := G.NewGraph()
+			x := Input(g, Float64, "x", rows)
+			return G.Nodes{x}, G.Nodes{G.Must(G.Tanh(x))}, nil, nil
+		}
+	}
+	wrongShape := func(rows int) (in, out, sum G.Nodes, err error) {
+		g := G.NewGraph()
+		x := Input(g, Float64, "x", rows)
+		return G.Nodes{x}, G.Nodes{Input(g, Float64, "y", rows+1)}, nil, nil
+	}
+	for name, c := range map[string]struct {
+		build ChunkBuilder
+		want  string
+	}{
+		"full blocks": {failAt(4), "no graph for 4 rows"},
+		"last block":  {failAt(2), "no graph for 2 rows"},
+		"shape":       {wrongShape, "want (4)"},
+	} {
+		if _, err := NewChunked(10, 4, c.build); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, c.want)
+		}
 	}
 }
