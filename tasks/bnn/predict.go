@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
@@ -148,7 +149,7 @@ func (p *Predictor) Predict(theta []float64, data Dataset) (*Prediction, error) 
 			for ch := 0; ch < k; ch++ {
 				row := p.lp[(ch*p.batch+r)*c : (ch*p.batch+r+1)*c]
 				pr.ChainNLL[ch] -= row[y]
-				if argmax(row) != y {
+				if floats.MaxIdx(row) != y {
 					pr.ChainError[ch]++
 				}
 			}
@@ -174,18 +175,6 @@ func Predict(net MLP, theta []float64, k int, data Dataset) (*Prediction, error)
 	return p.Predict(theta, data)
 }
 
-// argmax returns the index of row's largest entry, the smallest index on
-// ties.
-func argmax(row []float64) int {
-	best := 0
-	for j, v := range row {
-		if v > row[best] {
-			best = j
-		}
-	}
-	return best
-}
-
 // errorNLL returns the test error and summed negative log-likelihood of
 // predictive probabilities probs (N × classes, row-major) for labels, by the
 // rules of Prediction.
@@ -193,7 +182,7 @@ func errorNLL(probs []float64, labels []int, c int) (errRate, nll float64) {
 	wrong := 0
 	for i, y := range labels {
 		row := probs[i*c : (i+1)*c]
-		if argmax(row) != y {
+		if floats.MaxIdx(row) != y {
 			wrong++
 		}
 		nll -= math.Log(row[y])
