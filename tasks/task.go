@@ -13,6 +13,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -74,12 +75,12 @@ type Target interface {
 
 // Evaluator is a compiled Energy: it implements Target.
 type Evaluator struct {
-	d, k      int
-	model     *Model
-	theta     *G.Node
-	u, prior  *G.Node
-	grad, pgr *G.Node
-	prog      *graph.Program
+	d, k       int
+	model      *Model
+	theta      *G.Node
+	lik, prior *G.Node // the terms of Ũ per chain
+	grad, pgr  *G.Node // their gradients
+	prog       *graph.Program
 }
 
 // Compile builds e for k chains in dtype dt (float64 or float32) together
@@ -101,40 +102,41 @@ func Compile(e Energy, k int, dt tensor.Dtype) (*Evaluator, error) {
 	if m.DataSize <= 0 {
 		return nil, fmt.Errorf("tasks.Compile: data size %v must be positive", m.DataSize)
 	}
-	ev := &Evaluator{d: d, k: k, model: m, theta: theta, u: m.Lik}
-	outs := G.Nodes{}
+	if m.Prior != nil && !m.Prior.Shape().Eq(tensor.Shape{k}) {
+		return nil, fmt.Errorf("tasks.Compile: the energy's prior term must have shape (%d)", k)
+	}
+	// The data term and the prior are differentiated separately and their
+	// sums formed in Go: differentiating Lik + Prior would add two (D, K)
+	// gradients in the graph (a copy and an allocation per evaluation) and
+	// differentiate the prior twice, as its gradient is an output too.
+	ev := &Evaluator{d: d, k: k, model: m, theta: theta, lik: m.Lik, prior: m.Prior}
+	if ev.grad, err = sumGrad(m.Lik, theta); err != nil {
+		return nil, err
+	}
+	outs := G.Nodes{ev.lik, ev.grad}
 	if m.Prior != nil {
-		if !m.Prior.Shape().Eq(tensor.Shape{k}) {
-			return nil, fmt.Errorf("tasks.Compile: the energy's prior term must have shape (%d)", k)
-		}
-		if ev.u, err = G.Add(m.Lik, m.Prior); err != nil {
+		if ev.pgr, err = sumGrad(m.Prior, theta); err != nil {
 			return nil, err
 		}
-		ps, err := G.Sum(m.Prior)
-		if err != nil {
-			return nil, err
-		}
-		gp, err := graph.Grad(ps, theta)
-		if err != nil {
-			return nil, err
-		}
-		ev.prior, ev.pgr = m.Prior, gp[0]
 		outs = append(outs, ev.prior, ev.pgr)
 	}
-	us, err := G.Sum(ev.u)
-	if err != nil {
-		return nil, err
-	}
-	gr, err := graph.Grad(us, theta)
-	if err != nil {
-		return nil, err
-	}
-	ev.grad = gr[0]
-	outs = append(G.Nodes{ev.u, ev.grad}, outs...)
 	if ev.prog, err = graph.Compile(outs...); err != nil {
 		return nil, err
 	}
 	return ev, nil
+}
+
+// sumGrad returns the gradient of Σ_k term_k with respect to theta.
+func sumGrad(term, theta *G.Node) (*G.Node, error) {
+	s, err := G.Sum(term)
+	if err != nil {
+		return nil, err
+	}
+	gr, err := graph.Grad(s, theta)
+	if err != nil {
+		return nil, err
+	}
+	return gr[0], nil
 }
 
 // Dim implements Target.
@@ -163,23 +165,25 @@ func (ev *Evaluator) Evaluate(rng *rand.Rand, theta []float64, e *Eval) error {
 		return err
 	}
 	var err error
-	if e.U, err = graph.Value(ev.u, e.U); err != nil {
+	if e.U, err = graph.Value(ev.lik, e.U); err != nil {
 		return err
 	}
 	if e.Grad, err = graph.Value(ev.grad, e.Grad); err != nil {
 		return err
 	}
-	if ev.prior != nil {
-		if e.Prior, err = graph.Value(ev.prior, e.Prior); err != nil {
-			return err
-		}
-		if e.PriorGrad, err = graph.Value(ev.pgr, e.PriorGrad); err != nil {
-			return err
-		}
-	} else {
+	if ev.prior == nil {
 		e.Prior = zero(e.Prior, ev.k)
 		e.PriorGrad = zero(e.PriorGrad, ev.d*ev.k)
+		return nil
 	}
+	if e.Prior, err = graph.Value(ev.prior, e.Prior); err != nil {
+		return err
+	}
+	if e.PriorGrad, err = graph.Value(ev.pgr, e.PriorGrad); err != nil {
+		return err
+	}
+	floats.Add(e.U, e.Prior)
+	floats.Add(e.Grad, e.PriorGrad)
 	return nil
 }
 
