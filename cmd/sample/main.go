@@ -234,6 +234,34 @@ func run(ctx context.Context, args []string) error {
 	return nil
 }
 
+// samplerFlags names the flags that only one sampler reads.
+var samplerFlags = map[string][]string{
+	"sghmc": {"friction", "sghmc-alpha"},
+	"psgld": {"psgld-decay", "psgld-lambda"},
+	"nnsghmc": {"meta", "gamma", "warmup-steps", "warmup-step-size", "warmup-lr", "alpha-coef",
+		"alpha", "beta", "c", "clamp-q", "d-max", "d-scale", "energy-scale", "grad-scale",
+		"momentum-scale", "train-dim", "q-hidden", "d-hidden"},
+}
+
+// samplerFlagsMatch refuses a flag of one sampler given to another, which
+// would otherwise be silently ignored.
+func samplerFlagsMatch(fs *pflag.FlagSet, sampler string) error {
+	if _, known := samplerFlags[sampler]; !known && sampler != "sgld" {
+		return nil // an unknown sampler is reported later
+	}
+	for owner, names := range samplerFlags {
+		if owner == sampler {
+			continue
+		}
+		for _, name := range names {
+			if fs.Changed(name) {
+				return cli.Usagef("--%s is a flag of --sampler %s; --sampler %s does not use it", name, owner, sampler)
+			}
+		}
+	}
+	return nil
+}
+
 // resolve fills the task's defaults in and validates the options.
 func (o *options) resolve(fs *pflag.FlagSet, task *catalog.Task) error {
 	def := task.Defaults
@@ -248,6 +276,9 @@ func (o *options) resolve(fs *pflag.FlagSet, task *catalog.Task) error {
 	}
 	if !fs.Changed("noise") {
 		o.noise = def.Noise
+	}
+	if err := samplerFlagsMatch(fs, o.sampler); err != nil {
+		return err
 	}
 	switch {
 	case o.chains < 1:

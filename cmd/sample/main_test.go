@@ -57,6 +57,9 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 		{[]string{"-flagfile", bad, "-out", dir}, "line 2: unknown flag --no-such-flag"},
 		{[]string{"-meta", filepath.Join(dir, "none.json"), "-out", dir, "-steps", "1"}, "cannot read sampler file"},
 		{[]string{"-steps", "3"}, "--out DIR is required"},
+		{[]string{"-sampler", "sghmc", "-meta", "sampler.json", "-out", dir}, "--meta is a flag of --sampler nnsghmc; --sampler sghmc does not use it"},
+		{[]string{"-sampler", "sgld", "-friction", "1", "-out", dir}, "--friction is a flag of --sampler sghmc"},
+		{[]string{"-sampler", "nnsghmc", "-psgld-decay", "0.9", "-out", dir}, "--psgld-decay is a flag of --sampler psgld"},
 	}
 	for _, tc := range tests {
 		code, stderr := command(t, tc.args...)
