@@ -181,83 +181,142 @@ func TestMLPInputGradMatchesFiniteDifferences(t *testing.T) {
 	}
 }
 
-// TestShallowFastPathIsBitIdentical checks that the row-by-row kernel of
-// one-hidden-layer networks gives exactly what the general blocked kernel
-// gives, values and input gradients, so switching it on changes no result.
+// TestShallowFastPathIsBitIdentical checks that the row-by-row kernels of
+// one-hidden-layer networks give exactly what the general blocked kernel
+// gives, bit for bit, for every kind of fused op, so switching them on
+// changes no result. A few inputs, upstream gradients and directions are
+// exact zeros, which the general kernel skips in its sums. (The derivative
+// kinds of tanh networks, and hidden layers of 1 unit or of in·h >
+// smallLayer, take the general kernel both ways.)
 func TestShallowFastPathIsBitIdentical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
+	normals := func(n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = 2 * rng.NormFloat64()
+			if rng.IntN(20) == 0 {
+				v[i] = 0
+			}
+		}
+		return v
+	}
 	for _, act := range []Activation{ReLU, Tanh} {
 		for _, in := range []int{2, 3, 4} { // 2 and 3: the specialised ReLU kernels
-			w := NewMLPWeights(in, []int{10}, act, rng)
-			n := 2*mlpBlock + 31
-			x, g := make([]float64, in*n), make([]float64, n)
-			for i := range x {
-				x[i] = 2 * rng.NormFloat64()
+			for _, hidden := range []int{10, 1, 200} {
+				w := NewMLPWeights(in, []int{hidden}, act, rng)
+				testShallowFastPath(t, w, normals)
 			}
-			for i := range g {
-				g[i] = rng.NormFloat64()
+		}
+	}
+}
+
+// testShallowFastPath compares the fast paths with the general kernel for
+// the network w over a few blocks of rows.
+func testShallowFastPath(t *testing.T, w *MLPWeights, normals func(int) []float64) {
+	in, n := w.Inputs, 2*mlpBlock+31
+	x, g, hdir := normals(in*n), normals(n), normals(in*n)
+	for kind := mlpValue; kind <= mlpMixed; kind++ {
+		op := mlpOp{kind: kind, sizes: w.sizes(), act: w.Activation}
+		data := append([][]float64{x}, w.Params()...)
+		size := n
+		switch kind {
+		case mlpInputGrad:
+			data, size = append(data, g), in*n
+		case mlpParamGrad:
+			data, size = append(data, g), w.NumParams()
+		case mlpJVP:
+			data = append(data, hdir)
+		case mlpInputHVP:
+			data, size = append(data, g, hdir), in*n
+		case mlpMixed:
+			data, size = append(data, g, hdir), w.NumParams()
+		}
+		run := func(fast bool) (out, value []float64) {
+			shallowFastPath = fast
+			defer func() { shallowFastPath = true }()
+			out = make([]float64, size)
+			if kind == mlpInputGrad {
+				value = make([]float64, n) // the network's values from the same pass
 			}
-			run := func(fast bool) (val, val2, dx []float64) {
-				shallowFastPath = fast
-				defer func() { shallowFastPath = true }()
-				val, val2, dx = make([]float64, n), make([]float64, n), make([]float64, in*n)
-				w.Eval(x, val)
-				w.InputGrad(x, g, val2, dx)
-				return val, val2, dx
-			}
-			fv, fv2, fdx := run(true)
-			sv, sv2, sdx := run(false)
-			for _, c := range []struct {
-				name       string
-				fast, slow []float64
-			}{{"Eval", fv, sv}, {"InputGrad value", fv2, sv2}, {"InputGrad", fdx, sdx}} {
-				for i := range c.fast {
-					if math.Float64bits(c.fast[i]) != math.Float64bits(c.slow[i]) {
-						t.Fatalf("%s, %d inputs, %s[%d]: fast path %v, general %v", act, in, c.name, i, c.fast[i], c.slow[i])
-					}
+			op.compute(data, out, value)
+			return out, value
+		}
+		fout, fval := run(true)
+		sout, sval := run(false)
+		for _, c := range []struct {
+			name       string
+			fast, slow []float64
+		}{{"", fout, sout}, {" value", fval, sval}} {
+			for i := range c.fast {
+				if math.Float64bits(c.fast[i]) != math.Float64bits(c.slow[i]) {
+					t.Fatalf("%v%s[%d]: fast path %v, general %v", op, c.name, i, c.fast[i], c.slow[i])
 				}
 			}
 		}
 	}
 }
 
-// BenchmarkShallowMLP times NNSGHMC's trained network shape (3 → 10 → 1,
-// ReLU) on 2^20 rows: values alone and values with input gradients, with
-// the row-by-row kernel and with the general blocked one.
+// BenchmarkShallowMLP times NNSGHMC's trained network shapes (f_Q: 2 → 10
+// → 1 and f_D: 3 → 10 → 1, ReLU) on 2^20 rows, every kind of fused op,
+// with the row-by-row kernels and with the general blocked one.
 //
 //	go test ./graph -run '^$' -bench ShallowMLP
 func BenchmarkShallowMLP(b *testing.B) {
 	const n = 1 << 20
-	rng := rand.New(rand.NewPCG(1, 1))
-	w := NewMLPWeights(3, []int{10}, ReLU, rng)
-	x, g, out, dx := make([]float64, 3*n), make([]float64, n), make([]float64, n), make([]float64, 3*n)
-	for i := range x {
-		x[i] = rng.NormFloat64()
-	}
-	for i := range g {
-		g[i] = 1
-	}
-	for _, fast := range []bool{true, false} {
-		name := "rows"
-		if !fast {
-			name = "general" // the blocked kernel every other shape uses
+	for _, net := range []struct {
+		name string
+		in   int
+	}{{"fQ", 2}, {"fD", 3}} {
+		in := net.in
+		rng := rand.New(rand.NewPCG(1, 1))
+		w := NewMLPWeights(in, []int{10}, ReLU, rng)
+		x, g, hdir := make([]float64, in*n), make([]float64, n), make([]float64, in*n)
+		for i := range x {
+			x[i], hdir[i] = rng.NormFloat64(), rng.NormFloat64()
 		}
-		b.Run(name+"/value", func(b *testing.B) {
-			shallowFastPath = fast
-			defer func() { shallowFastPath = true }()
-			for i := 0; i < b.N; i++ {
-				w.Eval(x, out)
+		for i := range g {
+			g[i] = 1
+		}
+		params := append([][]float64{x}, w.Params()...)
+		for _, c := range []struct {
+			name  string
+			kind  mlpKind
+			extra [][]float64
+			size  int
+		}{
+			{"value", mlpValue, nil, n},
+			{"value+grad", mlpInputGrad, [][]float64{g}, in * n},
+			{"paramgrad", mlpParamGrad, [][]float64{g}, w.NumParams()},
+			{"jvp", mlpJVP, [][]float64{hdir}, n},
+			{"inputhvp", mlpInputHVP, [][]float64{g, hdir}, in * n},
+			{"mixed", mlpMixed, [][]float64{g, hdir}, w.NumParams()},
+		} {
+			op := mlpOp{kind: c.kind, sizes: w.sizes(), act: w.Activation}
+			data := append(append([][]float64{}, params...), c.extra...)
+			out := make([]float64, c.size)
+			var value []float64
+			if c.kind == mlpInputGrad {
+				value = make([]float64, n)
 			}
-			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*n), "ns/row")
-		})
-		b.Run(name+"/value+grad", func(b *testing.B) {
-			shallowFastPath = fast
-			defer func() { shallowFastPath = true }()
-			for i := 0; i < b.N; i++ {
-				w.InputGrad(x, g, out, dx)
+			reduce := c.kind == mlpParamGrad || c.kind == mlpMixed
+			for _, fast := range []bool{true, false} {
+				name := "rows"
+				if !fast {
+					name = "general" // the blocked kernel every other shape uses
+				}
+				b.Run(net.name+"/"+c.name+"/"+name, func(b *testing.B) {
+					shallowFastPath = fast
+					defer func() { shallowFastPath = true }()
+					for i := 0; i < b.N; i++ {
+						if reduce {
+							clear(out) // compute adds into out
+						}
+						op.compute(data, out, value)
+					}
+					b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*n), "ns/row")
+				})
 			}
-			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*n), "ns/row")
-		})
+		}
 	}
 }
 
