@@ -234,28 +234,34 @@ func run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// samplerFlags names the flags that only one sampler reads.
-var samplerFlags = map[string][]string{
-	"sghmc": {"friction", "sghmc-alpha"},
-	"psgld": {"psgld-decay", "psgld-lambda"},
-	"nnsghmc": {"meta", "gamma", "warmup-steps", "warmup-step-size", "warmup-lr", "alpha-coef",
+// samplerFlags names the flags that only one sampler reads (a slice, so
+// that the first wrong flag is always the one reported).
+var samplerFlags = []struct {
+	sampler string
+	flags   []string
+}{
+	{"sghmc", []string{"friction", "sghmc-alpha"}},
+	{"psgld", []string{"psgld-decay", "psgld-lambda"}},
+	{"nnsghmc", []string{"meta", "gamma", "warmup-steps", "warmup-step-size", "warmup-lr", "alpha-coef",
 		"alpha", "beta", "c", "clamp-q", "d-max", "d-scale", "energy-scale", "grad-scale",
-		"momentum-scale", "train-dim", "q-hidden", "d-hidden"},
+		"momentum-scale", "train-dim", "q-hidden", "d-hidden"}},
 }
 
 // samplerFlagsMatch refuses a flag of one sampler given to another, which
 // would otherwise be silently ignored.
 func samplerFlagsMatch(fs *pflag.FlagSet, sampler string) error {
-	if _, known := samplerFlags[sampler]; !known && sampler != "sgld" {
+	switch sampler {
+	case "sgld", "sghmc", "psgld", "nnsghmc":
+	default:
 		return nil // an unknown sampler is reported later
 	}
-	for owner, names := range samplerFlags {
-		if owner == sampler {
+	for _, owner := range samplerFlags {
+		if owner.sampler == sampler {
 			continue
 		}
-		for _, name := range names {
+		for _, name := range owner.flags {
 			if fs.Changed(name) {
-				return cli.Usagef("--%s is a flag of --sampler %s; --sampler %s does not use it", name, owner, sampler)
+				return cli.Usagef("--%s is a flag of --sampler %s; --sampler %s does not use it", name, owner.sampler, sampler)
 			}
 		}
 	}
