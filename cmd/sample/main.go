@@ -83,6 +83,9 @@ func run(ctx context.Context, args []string) error {
 	fs.Float64Var(&o.psgldDecay, "psgld-decay", 0.99, "pSGLD's RMS decay ρ")
 	fs.Float64Var(&o.psgldLambda, "psgld-lambda", 1e-5, "pSGLD's preconditioner floor λ")
 	o.nn.register(fs)
+	onlyFor(fs, "sghmc", "friction", "sghmc-alpha")
+	onlyFor(fs, "psgld", "psgld-decay", "psgld-lambda")
+	onlyFor(fs, "nnsghmc", "meta", "gamma", "warmup-steps", "warmup-step-size", "warmup-lr", "alpha-coef")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -234,38 +237,35 @@ func run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// samplerFlags names the flags that only one sampler reads (a slice, so
-// that the first wrong flag is always the one reported).
-var samplerFlags = []struct {
-	sampler string
-	flags   []string
-}{
-	{"sghmc", []string{"friction", "sghmc-alpha"}},
-	{"psgld", []string{"psgld-decay", "psgld-lambda"}},
-	{"nnsghmc", []string{"meta", "gamma", "warmup-steps", "warmup-step-size", "warmup-lr", "alpha-coef",
-		"alpha", "beta", "c", "clamp-q", "d-max", "d-scale", "energy-scale", "grad-scale",
-		"momentum-scale", "train-dim", "q-hidden", "d-hidden"}},
+// samplerAnnotation marks a flag that only one sampler reads: its value
+// names that sampler (see onlyFor).
+const samplerAnnotation = "sampler"
+
+// onlyFor marks the named flags of fs as read by sampler alone.
+func onlyFor(fs *pflag.FlagSet, sampler string, names ...string) {
+	for _, name := range names {
+		if err := fs.SetAnnotation(name, samplerAnnotation, []string{sampler}); err != nil {
+			panic(err) // a flag name misspelt here
+		}
+	}
 }
 
 // samplerFlagsMatch refuses a flag of one sampler given to another, which
-// would otherwise be silently ignored.
+// would otherwise be silently ignored. fs.Visit goes through the flags given
+// in name order, so the same flag is always the one reported.
 func samplerFlagsMatch(fs *pflag.FlagSet, sampler string) error {
 	switch sampler {
 	case "sgld", "sghmc", "psgld", "nnsghmc":
 	default:
 		return nil // an unknown sampler is reported later
 	}
-	for _, owner := range samplerFlags {
-		if owner.sampler == sampler {
-			continue
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		if owner := f.Annotations[samplerAnnotation]; err == nil && len(owner) == 1 && owner[0] != sampler {
+			err = cli.Usagef("--%s is a flag of --sampler %s; --sampler %s does not use it", f.Name, owner[0], sampler)
 		}
-		for _, name := range owner.flags {
-			if fs.Changed(name) {
-				return cli.Usagef("--%s is a flag of --sampler %s; --sampler %s does not use it", name, owner.sampler, sampler)
-			}
-		}
-	}
-	return nil
+	})
+	return err
 }
 
 // resolve fills the task's defaults in and validates the options.
