@@ -264,12 +264,31 @@ func (op mlpOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
 }
 
 // Do evaluates the op row by row, in parallel over blocks of rows.
-func (op mlpOp) Do(vals ...G.Value) (G.Value, error) {
+func (op mlpOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+// UsePreallocDo evaluates the op into prealloc where Output allows.
+func (op mlpOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	if len(vals) != op.Arity() {
 		return nil, fmt.Errorf("%v: %d inputs, want %d", op, len(vals), op.Arity())
 	}
 	shapes := make([]G.DimSizer, len(vals))
 	data := make([][]float64, len(vals))
+	var scratch []*[]float64 // float64 copies of float32 data, back to the pool at the end
+	defer func() {
+		for _, b := range scratch {
+			f64Scratch.Put(b)
+		}
+	}()
+	widen := func(n int) []float64 {
+		b, _ := f64Scratch.Get().(*[]float64)
+		if b == nil || cap(*b) < n {
+			b = new([]float64)
+			*b = make([]float64, n)
+		}
+		*b = (*b)[:n]
+		scratch = append(scratch, b)
+		return *b
+	}
 	var dt tensor.Dtype
 	for i, v := range vals {
 		t, ok := v.(tensor.Tensor)
@@ -282,7 +301,7 @@ func (op mlpOp) Do(vals ...G.Value) (G.Value, error) {
 		case []float64:
 			data[i] = d
 		case []float32:
-			data[i] = make([]float64, len(d))
+			data[i] = widen(len(d))
 			for j, x := range d {
 				data[i][j] = float64(x)
 			}
@@ -294,17 +313,24 @@ func (op mlpOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float64, outShape.TotalSize())
-	op.compute(data, out, nil)
 	if dt == tensor.Float32 {
-		o32 := make([]float32, len(out))
+		out := widen(outShape.TotalSize())
+		clear(out) // compute adds into it
+		op.compute(data, out, nil)
+		t, o32 := Output[float32](prealloc, outShape, vals...)
 		for i, v := range out {
 			o32[i] = float32(v)
 		}
-		return tensor.New(tensor.WithShape(outShape...), tensor.WithBacking(o32)), nil
+		return t, nil
 	}
-	return tensor.New(tensor.WithShape(outShape...), tensor.WithBacking(out)), nil
+	t, out := Output[float64](prealloc, outShape, vals...)
+	clear(out) // compute adds into it
+	op.compute(data, out, nil)
+	return t, nil
 }
+
+// f64Scratch holds the float64 buffers that float32 evaluations compute in.
+var f64Scratch sync.Pool
 
 // mlpBlock is the number of rows a kernel processes at once, with BLAS.
 const mlpBlock = 256

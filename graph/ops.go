@@ -82,30 +82,34 @@ func (op elemOp) apply32(x float32) float32 {
 
 // Do computes the op on a fresh value: the output never aliases the input,
 // so no later in-place op can write through it into an input's value.
-func (op elemOp) Do(v ...G.Value) (G.Value, error) {
+func (op elemOp) Do(v ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, v...) }
+
+// UsePreallocDo computes the op into prealloc where Output allows.
+func (op elemOp) UsePreallocDo(prealloc G.Value, v ...G.Value) (G.Value, error) {
 	if len(v) != 1 {
 		return nil, fmt.Errorf("%v: want 1 input, got %d", op, len(v))
 	}
-	return mapValue(v[0], op.apply, op.apply32, op)
+	return mapValue(prealloc, v[0], op.apply, op.apply32, op)
 }
 
-// mapValue applies f (or f32) element-wise to a fresh copy of v.
-func mapValue(v G.Value, f func(float64) float64, f32 func(float32) float32, op fmt.Stringer) (G.Value, error) {
+// mapValue applies f (or f32) element-wise to v, into prealloc where Output
+// allows, else into a fresh value.
+func mapValue(prealloc, v G.Value, f func(float64) float64, f32 func(float32) float32, op fmt.Stringer) (G.Value, error) {
 	switch x := v.(type) {
 	case tensor.Tensor:
 		switch src := x.Data().(type) {
 		case []float64:
-			dst := make([]float64, len(src))
-			for i, s := range src {
+			out, dst := Output[float64](prealloc, x.Shape(), v)
+			for i, s := range src[:len(dst)] {
 				dst[i] = f(s)
 			}
-			return tensor.New(tensor.WithShape(x.Shape().Clone()...), tensor.WithBacking(dst)), nil
+			return out, nil
 		case []float32:
-			dst := make([]float32, len(src))
-			for i, s := range src {
+			out, dst := Output[float32](prealloc, x.Shape(), v)
+			for i, s := range src[:len(dst)] {
 				dst[i] = f32(s)
 			}
-			return tensor.New(tensor.WithShape(x.Shape().Clone()...), tensor.WithBacking(dst)), nil
+			return out, nil
 		case float64: // a 0-d tensor
 			return tensor.New(tensor.FromScalar(f(src))), nil
 		case float32:

@@ -89,7 +89,10 @@ func (op rangeOp) layout(shape tensor.Shape) (outer, inner int) {
 	return outer, inner
 }
 
-func (op rangeOp) Do(vals ...G.Value) (G.Value, error) {
+func (op rangeOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+// UsePreallocDo computes the op into prealloc where Output allows.
+func (op rangeOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	if len(vals) != op.Arity() {
 		return nil, fmt.Errorf("%v: %d inputs, want %d", op, len(vals), op.Arity())
 	}
@@ -109,31 +112,36 @@ func (op rangeOp) Do(vals ...G.Value) (G.Value, error) {
 	}
 	switch ts[0].Dtype() {
 	case tensor.Float64:
-		return rangeDo[float64](op, ts, outShape)
+		out, data := Output[float64](prealloc, outShape, vals...)
+		return out, rangeDo(op, ts, outShape, data)
 	case tensor.Float32:
-		return rangeDo[float32](op, ts, outShape)
+		out, data := Output[float32](prealloc, outShape, vals...)
+		return out, rangeDo(op, ts, outShape, data)
 	}
 	return nil, fmt.Errorf("%v: unsupported dtype %v", op, ts[0].Dtype())
 }
 
-func rangeDo[T float32 | float64](op rangeOp, ts []tensor.Tensor, outShape tensor.Shape) (G.Value, error) {
-	out := make([]T, outShape.TotalSize())
+// rangeDo writes the op's result, of shape outShape, into out.
+func rangeDo[T float32 | float64](op rangeOp, ts []tensor.Tensor, outShape tensor.Shape, out []T) error {
+	if op.kind == rangePad {
+		clear(out)
+	}
 	outer, inner := op.layout(outShape)
 	outAxis := outShape[op.axis]
 	offset := 0 // position along the output axis where the next operand goes
 	for _, t := range ts {
 		src, ok := t.Data().([]T)
 		if !ok {
-			return nil, fmt.Errorf("%v: mixed dtypes", op)
+			return fmt.Errorf("%v: mixed dtypes", op)
 		}
 		if !t.IsNativelyAccessible() || t.RequiresIterator() {
-			return nil, fmt.Errorf("%v: operand is a non-contiguous view", op)
+			return fmt.Errorf("%v: operand is a non-contiguous view", op)
 		}
 		inAxis := t.Shape()[op.axis]
 		switch op.kind {
 		case rangeSlice:
 			if op.start+op.size > inAxis {
-				return nil, fmt.Errorf("%v: range out of bounds for shape %v", op, t.Shape())
+				return fmt.Errorf("%v: range out of bounds for shape %v", op, t.Shape())
 			}
 			n := op.size * inner
 			for o := 0; o < outer; o++ {
@@ -152,7 +160,7 @@ func rangeDo[T float32 | float64](op rangeOp, ts []tensor.Tensor, outShape tenso
 			offset += inAxis
 		}
 	}
-	return tensor.New(tensor.WithShape(outShape...), tensor.WithBacking(out)), nil
+	return nil
 }
 
 func (op rangeOp) ReturnsPtr() bool     { return false }

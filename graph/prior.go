@@ -67,7 +67,10 @@ func (op priorOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{s[1]}, nil
 }
 
-func (op priorOp) Do(vals ...G.Value) (G.Value, error) {
+func (op priorOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+// UsePreallocDo computes the op into prealloc where Output allows.
+func (op priorOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	if len(vals) != op.Arity() {
 		return nil, fmt.Errorf("%v: %d inputs, want %d", op, len(vals), op.Arity())
 	}
@@ -89,14 +92,14 @@ func (op priorOp) Do(vals ...G.Value) (G.Value, error) {
 	d, k := s[0], s[1]
 	switch th := ts[0].Data().(type) {
 	case []float64:
-		return priorDo(op, th, ts, d, k)
+		return priorDo(op, th, ts, d, k, prealloc, vals)
 	case []float32:
-		return priorDo(op, th, ts, d, k)
+		return priorDo(op, th, ts, d, k, prealloc, vals)
 	}
 	return nil, fmt.Errorf("%v: unsupported dtype %v", op, ts[0].Dtype())
 }
 
-func priorDo[T float32 | float64](op priorOp, theta []T, ts []tensor.Tensor, d, k int) (G.Value, error) {
+func priorDo[T float32 | float64](op priorOp, theta []T, ts []tensor.Tensor, d, k int, prealloc G.Value, vals []G.Value) (G.Value, error) {
 	if !op.grad {
 		// accumulate in float64 whatever the dtype
 		sum := make([]float64, k)
@@ -105,12 +108,12 @@ func priorDo[T float32 | float64](op priorOp, theta []T, ts []tensor.Tensor, d, 
 				sum[c] += float64(v) * float64(v)
 			}
 		}
-		u := make([]T, k)
+		out, u := Output[T](prealloc, tensor.Shape{k}, vals...)
 		norm := float64(d) * 0.5 * math.Log(2*math.Pi*op.sigma2)
 		for c, v := range sum {
 			u[c] = T(v/(2*op.sigma2) + norm)
 		}
-		return tensor.New(tensor.WithShape(k), tensor.WithBacking(u)), nil
+		return out, nil
 	}
 	g, ok := ts[1].Data().([]T)
 	if !ok || len(g) != k {
@@ -120,14 +123,14 @@ func priorDo[T float32 | float64](op priorOp, theta []T, ts []tensor.Tensor, d, 
 	for c, v := range g {
 		scale[c] = T(float64(v) / op.sigma2)
 	}
-	out := make([]T, d*k)
+	out, data := Output[T](prealloc, tensor.Shape{d, k}, vals...)
 	for i := 0; i < d; i++ {
-		row, o := theta[i*k:(i+1)*k], out[i*k:(i+1)*k]
+		row, o := theta[i*k:(i+1)*k], data[i*k:(i+1)*k]
 		for c, v := range row {
 			o[c] = v * scale[c]
 		}
 	}
-	return tensor.New(tensor.WithShape(d, k), tensor.WithBacking(out)), nil
+	return out, nil
 }
 
 func (op priorOp) ReturnsPtr() bool     { return false }

@@ -2,6 +2,8 @@ package graph
 
 import (
 	"fmt"
+	"reflect"
+	"unsafe"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -11,6 +13,8 @@ import (
 // once and run many times with new input values.
 type Program struct {
 	vm      G.VM
+	pc      *int // the machine's program counter
+	ran     bool
 	outputs G.Nodes
 }
 
@@ -45,13 +49,37 @@ func Compile(outputs ...*G.Node) (*Program, error) {
 	// number of operands.
 	sink := G.NewUniqueNode(G.WithType(tensor.Float64), G.WithOp(keepAliveOp{n: len(live)}),
 		G.WithChildren(live), G.In(g), G.WithShape())
-	return &Program{vm: G.NewTapeMachine(g.ExactSubgraphRoots(sink)), outputs: outputs}, nil
+	vm := G.NewTapeMachine(g.ExactSubgraphRoots(sink))
+	return &Program{vm: vm, pc: programCounter(vm), outputs: outputs}, nil
 }
 
-// Run executes the program once with the current input values.
+// programCounter returns the address of the tape machine's program counter.
+//
+// The machine's Reset, which every RunAll needs first, also drops every
+// register, so each op allocates (and Gorgonia's element-wise ops copy) its
+// result anew on every run. Run instead only rewinds the program counter:
+// every register keeps its value from the last run, and the ops that can
+// (Gorgonia's element-wise and matrix ops, and this package's ops) write
+// their results into it. Because Compile keeps every value alive, each
+// register belongs to one node, so it never aliases another node's value.
+func programCounter(vm G.VM) *int {
+	f := reflect.ValueOf(vm).Elem().FieldByName("pc")
+	if f.Kind() != reflect.Int {
+		panic(fmt.Sprintf("graph: Gorgonia's tape machine %T has no int field pc; this package needs Gorgonia v0.9.18", vm))
+	}
+	return (*int)(unsafe.Pointer(f.UnsafeAddr()))
+}
+
+// Run executes the program once with the current input values. The values
+// of the previous run are overwritten: copy out what you keep (Value does).
 func (p *Program) Run() error {
-	p.vm.Reset()
+	if p.ran {
+		*p.pc = 0
+	}
+	p.ran = true
 	if err := p.vm.RunAll(); err != nil {
+		p.vm.Reset() // an aborted run leaves the registers in no known state
+		p.ran = false
 		return err
 	}
 	return nil

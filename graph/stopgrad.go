@@ -37,20 +37,26 @@ func (op stopGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return s.Clone(), nil
 }
 
-func (op stopGradOp) Do(v ...G.Value) (G.Value, error) {
+func (op stopGradOp) Do(v ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, v...) }
+
+// UsePreallocDo passes its input (or the frozen value) on into prealloc
+// where Output allows, and remembers it in the slot's own memory.
+func (op stopGradOp) UsePreallocDo(prealloc G.Value, v ...G.Value) (G.Value, error) {
 	if len(v) != 1 {
 		return nil, fmt.Errorf("StopGradient: want 1 input, got %d", len(v))
 	}
+	id := func(x float64) float64 { return x }
+	id32 := func(x float32) float32 { return x }
 	src := v[0]
 	if op.slot.frozen && op.slot.v != nil {
 		src = op.slot.v
 	}
-	out, err := mapValue(src, func(x float64) float64 { return x }, func(x float32) float32 { return x }, op)
+	out, err := mapValue(prealloc, src, id, id32, op)
 	if err != nil {
 		return nil, err
 	}
 	if !op.slot.frozen {
-		op.slot.v, err = mapValue(out, func(x float64) float64 { return x }, func(x float32) float32 { return x }, op)
+		op.slot.v, err = mapValue(op.slot.v, out, id, id32, op)
 	}
 	return out, err
 }

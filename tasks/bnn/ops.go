@@ -9,6 +9,8 @@ import (
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
 )
 
 // biasActOp adds a layer's biases to the pre-activations of all K chains
@@ -97,7 +99,10 @@ func (op biasActOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{op.k, m, out}, nil
 }
 
-func (op biasActOp) Do(vals ...G.Value) (G.Value, error) {
+func (op biasActOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+// UsePreallocDo computes the op into prealloc where graph.Output allows.
+func (op biasActOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	z, b, err := twoValues(op, vals)
 	if err != nil {
 		return nil, err
@@ -106,13 +111,13 @@ func (op biasActOp) Do(vals ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	return typed(op, z, b, []int{op.k, m, out},
-		func(z, b []float64) []float64 { return biasAct(op, z, b, m, out) },
-		func(z, b []float32) []float32 { return biasAct(op, z, b, m, out) })
+	return typed(op, prealloc, vals, z, b, []int{op.k, m, out},
+		func(y, z, b []float64) { biasAct(op, y, z, b, m, out) },
+		func(y, z, b []float32) { biasAct(op, y, z, b, m, out) })
 }
 
-func biasAct[T float32 | float64](op biasActOp, z, b []T, m, out int) []T {
-	y := make([]T, op.k*m*out)
+// biasAct writes act(z + b), chain-first, into y.
+func biasAct[T float32 | float64](op biasActOp, y, z, b []T, m, out int) {
 	for c := 0; c < op.k; c++ {
 		for r := 0; r < m; r++ {
 			yr := y[(c*m+r)*out : (c*m+r+1)*out]
@@ -134,7 +139,6 @@ func biasAct[T float32 | float64](op biasActOp, z, b []T, m, out int) []T {
 			}
 		}
 	}
-	return y
 }
 
 func (op biasActOp) ReturnsPtr() bool     { return false }
@@ -201,7 +205,10 @@ func (op biasActGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return op.z.Clone(), nil
 }
 
-func (op biasActGradOp) Do(vals ...G.Value) (G.Value, error) {
+func (op biasActGradOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+// UsePreallocDo computes the op into prealloc where graph.Output allows.
+func (op biasActGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	y, g, err := twoValues(op, vals)
 	if err != nil {
 		return nil, err
@@ -215,17 +222,15 @@ func (op biasActGradOp) Do(vals ...G.Value) (G.Value, error) {
 	if op.wrtBias {
 		shape = tensor.Shape{out, op.k}
 	}
-	return typed(op, y, g, shape,
-		func(y, g []float64) []float64 { return biasActGrad(op, y, g, m, out) },
-		func(y, g []float32) []float32 { return biasActGrad(op, y, g, m, out) })
+	return typed(op, prealloc, vals, y, g, shape,
+		func(d, y, g []float64) { biasActGrad(op, d, y, g, m, out) },
+		func(d, y, g []float32) { biasActGrad(op, d, y, g, m, out) })
 }
 
-func biasActGrad[T float32 | float64](op biasActGradOp, y, g []T, m, out int) []T {
-	var d []T
+// biasActGrad writes the gradient into d.
+func biasActGrad[T float32 | float64](op biasActGradOp, d, y, g []T, m, out int) {
 	if op.wrtBias {
-		d = make([]T, out*op.k)
-	} else {
-		d = make([]T, op.k*m*out)
+		clear(d) // summed over the rows
 	}
 	v := make([]T, out) // g⊙act'(y) of one row
 	for c := 0; c < op.k; c++ {
@@ -257,7 +262,6 @@ func biasActGrad[T float32 | float64](op biasActGradOp, y, g []T, m, out int) []
 			}
 		}
 	}
-	return d
 }
 
 func (op biasActGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.bnn.%v", op) }
@@ -322,26 +326,28 @@ func twoValues(op fmt.Stringer, vals []G.Value) (tensor.Tensor, tensor.Tensor, e
 }
 
 // typed runs f64 or f32, by the dtype of a and b (which must agree), on
-// their data and returns the result as a tensor of the given shape.
-func typed(op fmt.Stringer, a, b tensor.Tensor, shape []int, f64 func(a, b []float64) []float64, f32 func(a, b []float32) []float32) (G.Value, error) {
-	var out any
+// their data and an output of the given shape (prealloc where graph.Output
+// allows; vals are the op's inputs), and returns the output.
+func typed(op fmt.Stringer, prealloc G.Value, vals []G.Value, a, b tensor.Tensor, shape []int, f64 func(out, a, b []float64), f32 func(out, a, b []float32)) (G.Value, error) {
 	switch ad := a.Data().(type) {
 	case []float64:
 		bd, ok := b.Data().([]float64)
 		if !ok {
 			return nil, fmt.Errorf("%v: mixed dtypes", op)
 		}
-		out = f64(ad, bd)
+		t, out := graph.Output[float64](prealloc, shape, vals...)
+		f64(out, ad, bd)
+		return t, nil
 	case []float32:
 		bd, ok := b.Data().([]float32)
 		if !ok {
 			return nil, fmt.Errorf("%v: mixed dtypes", op)
 		}
-		out = f32(ad, bd)
-	default:
-		return nil, fmt.Errorf("%v: unsupported dtype %v", op, a.Dtype())
+		t, out := graph.Output[float32](prealloc, shape, vals...)
+		f32(out, ad, bd)
+		return t, nil
 	}
-	return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
+	return nil, fmt.Errorf("%v: unsupported dtype %v", op, a.Dtype())
 }
 
 // applyBiasAct returns act(z + b) chain-first; see biasActOp.

@@ -88,7 +88,10 @@ func dense(v G.Value) (tensor.Tensor, error) {
 	return t, nil
 }
 
-func (op chainMatOp) Do(vals ...G.Value) (G.Value, error) {
+func (op chainMatOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+// UsePreallocDo computes the op into prealloc where graph.Output allows.
+func (op chainMatOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	if len(vals) != 2 {
 		return nil, fmt.Errorf("%v: %d inputs, want 2", op, len(vals))
 	}
@@ -117,7 +120,7 @@ func (op chainMatOp) Do(vals ...G.Value) (G.Value, error) {
 		if !ok {
 			return nil, fmt.Errorf("%v: mixed dtypes", op)
 		}
-		c := make([]float64, k*sc)
+		t, c := graph.Output[float64](prealloc, shape, vals...)
 		for i := 0; i < k; i++ {
 			B := blas64.General{Rows: rb, Cols: cb, Stride: cb, Data: bd[i*sb : (i+1)*sb]}
 			if m <= gemvRows {
@@ -130,13 +133,13 @@ func (op chainMatOp) Do(vals ...G.Value) (G.Value, error) {
 			A := blas64.General{Rows: m, Cols: n1, Stride: n1, Data: ad[i*sa : (i+1)*sa]}
 			blas64.Gemm(blas.NoTrans, tB, 1, A, B, 0, blas64.General{Rows: m, Cols: n2, Stride: n2, Data: c[i*sc : (i+1)*sc]})
 		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
+		return t, nil
 	case []float32:
 		bd, ok := b.Data().([]float32)
 		if !ok {
 			return nil, fmt.Errorf("%v: mixed dtypes", op)
 		}
-		c := make([]float32, k*sc)
+		t, c := graph.Output[float32](prealloc, shape, vals...)
 		for i := 0; i < k; i++ {
 			B := blas32.General{Rows: rb, Cols: cb, Stride: cb, Data: bd[i*sb : (i+1)*sb]}
 			if m <= gemvRows {
@@ -148,7 +151,7 @@ func (op chainMatOp) Do(vals ...G.Value) (G.Value, error) {
 			A := blas32.General{Rows: m, Cols: n1, Stride: n1, Data: ad[i*sa : (i+1)*sa]}
 			blas32.Gemm(blas.NoTrans, tB, 1, A, B, 0, blas32.General{Rows: m, Cols: n2, Stride: n2, Data: c[i*sc : (i+1)*sc]})
 		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
+		return t, nil
 	}
 	return nil, fmt.Errorf("%v: unsupported dtype %v", op, a.Dtype())
 }
@@ -262,7 +265,10 @@ func (op actOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 
 func sigm(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 
-func (op actOp) Do(vals ...G.Value) (G.Value, error) {
+func (op actOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+// UsePreallocDo computes the op into prealloc where graph.Output allows.
+func (op actOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	if len(vals) != op.Arity() {
 		return nil, fmt.Errorf("%v: %d inputs, want %d", op, len(vals), op.Arity())
 	}
@@ -277,7 +283,7 @@ func (op actOp) Do(vals ...G.Value) (G.Value, error) {
 	shape := ts[0].Shape().Clone()
 	switch x := ts[0].Data().(type) {
 	case []float64:
-		out := make([]float64, len(x))
+		t, out := graph.Output[float64](prealloc, shape, vals...)
 		switch op.kind {
 		case actSigmoid:
 			for i, v := range x {
@@ -302,9 +308,9 @@ func (op actOp) Do(vals ...G.Value) (G.Value, error) {
 				}
 			}
 		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
+		return t, nil
 	case []float32:
-		out := make([]float32, len(x))
+		t, out := graph.Output[float32](prealloc, shape, vals...)
 		switch op.kind {
 		case actSigmoid:
 			for i, v := range x {
@@ -329,7 +335,7 @@ func (op actOp) Do(vals ...G.Value) (G.Value, error) {
 				}
 			}
 		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(out)), nil
+		return t, nil
 	}
 	return nil, fmt.Errorf("%v: unsupported dtype %v", op, ts[0].Dtype())
 }
@@ -449,7 +455,10 @@ func checkRowBlock(stacked G.DimSizer, want tensor.Shape, t, b int) error {
 	return nil
 }
 
-func (op gateOp) Do(vals ...G.Value) (G.Value, error) {
+func (op gateOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+// UsePreallocDo computes the op into prealloc where graph.Output allows.
+func (op gateOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	if len(vals) != 3 {
 		return nil, fmt.Errorf("%v: %d inputs, want 3", op, len(vals))
 	}
@@ -472,7 +481,7 @@ func (op gateOp) Do(vals ...G.Value) (G.Value, error) {
 		if !ok1 || !ok2 {
 			return nil, fmt.Errorf("%v: mixed dtypes", op)
 		}
-		c := make([]float64, k*b*h)
+		t, c := graph.Output[float64](prealloc, shape, vals...)
 		for i := 0; i < k; i++ {
 			copy(c[i*b*h:(i+1)*b*h], pd[(i*rows+op.t*b)*h:])
 			U := blas64.General{Rows: n, Cols: h, Stride: h, Data: ud[i*n*h : (i+1)*n*h]}
@@ -484,14 +493,14 @@ func (op gateOp) Do(vals ...G.Value) (G.Value, error) {
 			}
 			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, blas64.General{Rows: b, Cols: n, Stride: n, Data: xd[i*b*n : (i+1)*b*n]}, U, 1, blas64.General{Rows: b, Cols: h, Stride: h, Data: c[i*b*h : (i+1)*b*h]})
 		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
+		return t, nil
 	case []float32:
 		xd, ok1 := ts[1].Data().([]float32)
 		ud, ok2 := ts[2].Data().([]float32)
 		if !ok1 || !ok2 {
 			return nil, fmt.Errorf("%v: mixed dtypes", op)
 		}
-		c := make([]float32, k*b*h)
+		t, c := graph.Output[float32](prealloc, shape, vals...)
 		for i := 0; i < k; i++ {
 			copy(c[i*b*h:(i+1)*b*h], pd[(i*rows+op.t*b)*h:])
 			U := blas32.General{Rows: n, Cols: h, Stride: h, Data: ud[i*n*h : (i+1)*n*h]}
@@ -503,7 +512,7 @@ func (op gateOp) Do(vals ...G.Value) (G.Value, error) {
 			}
 			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, blas32.General{Rows: b, Cols: n, Stride: n, Data: xd[i*b*n : (i+1)*b*n]}, U, 1, blas32.General{Rows: b, Cols: h, Stride: h, Data: c[i*b*h : (i+1)*b*h]})
 		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
+		return t, nil
 	}
 	return nil, fmt.Errorf("%v: unsupported dtype %v", op, ts[0].Dtype())
 }
@@ -583,7 +592,10 @@ func (op replayOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return want, nil
 }
 
-func (op replayOp) Do(vals ...G.Value) (G.Value, error) {
+func (op replayOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+// UsePreallocDo computes the op into prealloc where graph.Output allows.
+func (op replayOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	if len(vals) != 3 {
 		return nil, fmt.Errorf("%v: %d inputs, want 3", op, len(vals))
 	}
@@ -596,17 +608,17 @@ func (op replayOp) Do(vals ...G.Value) (G.Value, error) {
 	shape := []int{k, b, h}
 	switch ad := a.Data().(type) {
 	case []float64:
-		c := make([]float64, k*b*h)
+		t, c := graph.Output[float64](prealloc, shape, vals...)
 		for i := 0; i < k; i++ {
 			copy(c[i*b*h:(i+1)*b*h], ad[(i*rows+op.t*b)*h:])
 		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
+		return t, nil
 	case []float32:
-		c := make([]float32, k*b*h)
+		t, c := graph.Output[float32](prealloc, shape, vals...)
 		for i := 0; i < k; i++ {
 			copy(c[i*b*h:(i+1)*b*h], ad[(i*rows+op.t*b)*h:])
 		}
-		return tensor.New(tensor.WithShape(shape...), tensor.WithBacking(c)), nil
+		return t, nil
 	}
 	return nil, fmt.Errorf("%v: unsupported dtype %v", op, a.Dtype())
 }
