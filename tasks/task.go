@@ -44,6 +44,8 @@ type Model struct {
 	// Next, when not nil, loads the next minibatch into the graph's data
 	// inputs before an evaluation.
 	Next func(rng *rand.Rand) error
+	// Batches, when not nil, is the order in which Next visits the data.
+	Batches *Batches
 }
 
 // Eval holds one evaluation of a target at the positions of K chains.
@@ -147,6 +149,10 @@ func (ev *Evaluator) Chains() int { return ev.k }
 
 // DataSize implements Target.
 func (ev *Evaluator) DataSize() float64 { return ev.model.DataSize }
+
+// Batches implements Batched: the model's minibatch order, or nil when it
+// has none.
+func (ev *Evaluator) Batches() *Batches { return ev.model.Batches }
 
 // Evaluate implements Target.
 func (ev *Evaluator) Evaluate(rng *rand.Rand, theta []float64, e *Eval) error {

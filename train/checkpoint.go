@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
 // CheckpointVersion is the version of the checkpoint format.
@@ -25,8 +26,11 @@ type Checkpoint struct {
 	RNG      []byte            `json:"rng"`
 	Theta    []float64         `json:"theta,omitempty"` // chain state; absent at an epoch's start
 	P        []float64         `json:"p,omitempty"`
-	Rows     []Row             `json:"rows"`
-	Seconds  float64           `json:"seconds"`
+	// Batches are the minibatch orders of the targets that have one (the
+	// sampler's target, then the loss's when it is another).
+	Batches []json.RawMessage `json:"batches,omitempty"`
+	Rows    []Row             `json:"rows"`
+	Seconds float64           `json:"seconds"`
 }
 
 // Checkpoint returns the trainer's state.
@@ -34,6 +38,14 @@ func (t *Trainer) Checkpoint() (*Checkpoint, error) {
 	rng, err := t.pcg.MarshalBinary()
 	if err != nil {
 		return nil, err
+	}
+	var batches []json.RawMessage
+	for _, b := range t.batches() {
+		saved, err := json.Marshal(b)
+		if err != nil {
+			return nil, err
+		}
+		batches = append(batches, saved)
 	}
 	adam := func(a *Adam) *Adam {
 		c := &Adam{Config: a.Config, T: a.T}
@@ -46,8 +58,23 @@ func (t *Trainer) Checkpoint() (*Checkpoint, error) {
 	return &Checkpoint{
 		Version: CheckpointVersion, Config: t.cfg, Position: t.pos,
 		Q: t.nn.Q.Clone(), D: t.nn.D.Clone(), QAdam: adam(t.qAdam), DAdam: adam(t.dAdam),
-		RNG: rng, Theta: clone(t.theta), P: clone(t.p), Rows: t.Rows(), Seconds: t.elapsed(),
+		RNG: rng, Theta: clone(t.theta), P: clone(t.p), Batches: batches, Rows: t.Rows(), Seconds: t.elapsed(),
 	}, nil
+}
+
+// batches returns the minibatch orders of the targets, in the order of
+// Checkpoint.Batches.
+func (t *Trainer) batches() []*tasks.Batches {
+	var bs []*tasks.Batches
+	for i, tg := range []tasks.Target{t.prob.Target, t.prob.LossTarget} {
+		if i == 1 && tg == t.prob.Target {
+			break
+		}
+		if b, ok := tg.(tasks.Batched); ok && b.Batches() != nil {
+			bs = append(bs, b.Batches())
+		}
+	}
+	return bs
 }
 
 // Encode writes the checkpoint as JSON (floats in their shortest exact
@@ -92,6 +119,18 @@ func (t *Trainer) Restore(c *Checkpoint) error {
 	}
 	if err := t.pcg.UnmarshalBinary(c.RNG); err != nil {
 		return fmt.Errorf("checkpoint random state: %w", err)
+	}
+	// Checkpoints written before the minibatch orders were saved have none:
+	// their targets start a new data epoch.
+	if bs := t.batches(); len(c.Batches) > 0 {
+		if len(c.Batches) != len(bs) {
+			return fmt.Errorf("checkpoint has %d minibatch orders, the targets %d", len(c.Batches), len(bs))
+		}
+		for i, saved := range c.Batches {
+			if err := bs[i].UnmarshalJSON(saved); err != nil {
+				return fmt.Errorf("checkpoint minibatch order: %w", err)
+			}
+		}
 	}
 	for i, p := range t.nn.Q.Params() {
 		copy(p, c.Q.Params()[i])

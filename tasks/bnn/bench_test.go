@@ -69,7 +69,7 @@ func benchOracle[T float](b *testing.B) {
 		theta[i] = T(v)
 	}
 	o := newOracle[T](benchNet, benchK, benchBatch)
-	bt := newBatcher(data, benchBatch)
+	bt := mustBatcher(b, data, benchBatch)
 	x64 := make([]float64, benchBatch*784)
 	x := make([]T, len(x64))
 	y := make([]int, benchBatch)
@@ -116,7 +116,7 @@ func benchRatio[T float](b *testing.B, dt graph.Dtype) {
 		theta[i] = T(v)
 	}
 	o := newOracle[T](benchNet, benchK, benchBatch)
-	bt := newBatcher(data, benchBatch)
+	bt := mustBatcher(b, data, benchBatch)
 	x64 := make([]float64, benchBatch*784)
 	x := make([]T, len(x64))
 	y := make([]int, benchBatch)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/mnist"
 )
 
@@ -76,43 +77,30 @@ func (m *Matrix) Example(i int, x []float64) int {
 	return m.y[i]
 }
 
-// batcher cuts a data set into shuffled minibatches of a fixed size as
-// mnist.Batches does (each epoch visits the examples in a new order; the
-// remainder of N/batch is dropped), but draws each epoch's permutation from
-// the source passed to next, so that all randomness comes from the caller.
+// batcher loads the minibatches of a data set in the order of a
+// tasks.Batches, which draws each epoch's permutation from the source passed
+// to next, so that all randomness comes from the caller.
 type batcher struct {
 	data  Dataset
-	batch int
-	perm  []int
-	pos   int // index in perm of the next batch's first example
-	epoch int // epochs started so far
+	order *tasks.Batches
 }
 
-func newBatcher(data Dataset, batch int) *batcher {
-	b := &batcher{data: data, batch: batch, perm: make([]int, data.Len())}
-	b.pos = len(b.perm)
-	return b
+func newBatcher(data Dataset, batch int) (*batcher, error) {
+	order, err := tasks.NewBatches(data.Len(), batch)
+	if err != nil {
+		return nil, err
+	}
+	return &batcher{data: data, order: order}, nil
 }
 
-// next fills x (batch × Inputs) and y (batch) with the next minibatch,
-// starting a new epoch, with a fresh permutation drawn from rng, when the
-// current one has fewer than batch examples left.
+// next fills x (batch × Inputs) and y (batch) with the next minibatch.
 func (b *batcher) next(rng *rand.Rand, x []float64, y []int) error {
 	if rng == nil {
 		return fmt.Errorf("bnn: minibatches need a random source")
 	}
-	if b.pos+b.batch > len(b.perm) {
-		for i := range b.perm {
-			b.perm[i] = i
-		}
-		rng.Shuffle(len(b.perm), func(i, j int) { b.perm[i], b.perm[j] = b.perm[j], b.perm[i] })
-		b.pos = 0
-		b.epoch++
-	}
 	in := b.data.Inputs()
-	for r, i := range b.perm[b.pos : b.pos+b.batch] {
+	for r, i := range b.order.Next(rng) {
 		y[r] = b.data.Example(i, x[r*in:(r+1)*in])
 	}
-	b.pos += b.batch
 	return nil
 }

@@ -90,7 +90,7 @@ func TestOneChain(t *testing.T) {
 	}
 	x := make([]float64, 4*7)
 	y := make([]int, 4)
-	if err := newBatcher(data, 4).next(rand.New(rand.NewPCG(3, 3)), x, y); err != nil {
+	if err := mustBatcher(t, data, 4).next(rand.New(rand.NewPCG(3, 3)), x, y); err != nil {
 		t.Fatal(err)
 	}
 	u, grad := make([]float64, 1), make([]float64, net.Dim())
@@ -101,4 +101,13 @@ func TestOneChain(t *testing.T) {
 	if d := maxRelDiff(got.Grad, grad); d > 1e-9 {
 		t.Errorf("∇U differs from the oracle by %.3g", d)
 	}
+}
+
+func mustBatcher(tb testing.TB, data Dataset, batch int) *batcher {
+	tb.Helper()
+	b, err := newBatcher(data, batch)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }

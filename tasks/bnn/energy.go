@@ -93,7 +93,10 @@ func (e *Energy) Build(g *G.ExprGraph, theta *G.Node) (*tasks.Model, error) {
 		return nil, err
 	}
 
-	b := newBatcher(e.data, m)
+	b, err := newBatcher(e.data, m)
+	if err != nil {
+		return nil, err
+	}
 	xb := make([]float64, m*net.Inputs())
 	yb := make([]int, m)
 	oneHot := make([]float64, m*c)
@@ -110,7 +113,7 @@ func (e *Energy) Build(g *G.ExprGraph, theta *G.Node) (*tasks.Model, error) {
 		}
 		return graph.SetValue(y, oneHot)
 	}
-	return &tasks.Model{Lik: lik, Prior: prior, DataSize: n, Next: next}, nil
+	return &tasks.Model{Lik: lik, Prior: prior, DataSize: n, Next: next, Batches: b.order}, nil
 }
 
 // logProbs builds the log-softmax of the network's logits for the K chains

@@ -157,7 +157,7 @@ func TestEnergyMatchesOracle(t *testing.T) {
 				thetaCopy := append([]float64(nil), theta...)
 				// The oracle replays the graph's minibatches from a twin source.
 				rng, twin := rand.New(rand.NewPCG(42, 1)), rand.New(rand.NewPCG(42, 1))
-				b := newBatcher(data, tc.batch)
+				b := mustBatcher(t, data, tc.batch)
 				x := make([]float64, tc.batch*tc.net.Inputs())
 				y := make([]int, tc.batch)
 				o := newOracle[float64](tc.net, k, tc.batch)

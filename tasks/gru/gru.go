@@ -51,7 +51,7 @@ type Energy struct {
 	*Model
 	train   music.Split
 	n       int
-	batches *Batches
+	batches *tasks.Batches
 	nll     []float64
 	last    int
 }
@@ -73,16 +73,20 @@ func NewEnergy(train music.Split, cfg Config) (*Energy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Energy{Model: m, train: train, n: train.Frames(), batches: NewBatches(len(train)), nll: make([]float64, m.Chains()), last: -1}, nil
+	batches, err := tasks.NewBatches(len(train), 1)
+	if err != nil {
+		return nil, err
+	}
+	return &Energy{Model: m, train: train, n: train.Frames(), batches: batches, nll: make([]float64, m.Chains()), last: -1}, nil
 }
 
 // DataSize implements tasks.Target: N, the number of frames of the training
 // split.
 func (e *Energy) DataSize() float64 { return float64(e.n) }
 
-// Batches returns the order in which evaluations visit the training
-// sequences.
-func (e *Energy) Batches() *Batches { return e.batches }
+// Batches implements tasks.Batched: the order in which evaluations visit
+// the training sequences, one per evaluation (batch size 1).
+func (e *Energy) Batches() *tasks.Batches { return e.batches }
 
 // Last returns the index in the training split of the sequence of the last
 // evaluation (−1 before the first).
@@ -91,7 +95,7 @@ func (e *Energy) Last() int { return e.last }
 // Evaluate implements tasks.Target: the energy of the next training
 // sequence, drawn with rng, at theta (D·K, coordinate-major).
 func (e *Energy) Evaluate(rng *rand.Rand, theta []float64, ev *tasks.Eval) error {
-	i := e.batches.Next(rng)
+	i := e.batches.Next(rng)[0]
 	e.last = i
 	return e.SequenceEnergy(theta, e.train[i], ev)
 }
@@ -143,48 +147,3 @@ func resize(x []float64, n int) []float64 {
 	}
 	return x[:n]
 }
-
-// Batches is the order in which the energy visits the training sequences,
-// one per evaluation (batch size 1): every data epoch visits each sequence
-// once, in a fresh random permutation drawn at the epoch's start from the
-// random source of the evaluation that starts it, so the order is
-// determined by the seed.
-type Batches struct {
-	perm  []int
-	pos   int
-	epoch int
-}
-
-// NewBatches returns the order of n sequences; the first permutation is
-// drawn by the first call of Next.
-func NewBatches(n int) *Batches {
-	if n < 1 {
-		panic(fmt.Sprintf("gru: batches of %d sequences", n))
-	}
-	return &Batches{perm: make([]int, n), pos: n}
-}
-
-// Next returns the index of the next sequence, starting a new epoch with a
-// permutation drawn from rng when the current one is exhausted.
-func (b *Batches) Next(rng *rand.Rand) int {
-	if b.pos == len(b.perm) {
-		for i := range b.perm {
-			b.perm[i] = i
-		}
-		rng.Shuffle(len(b.perm), func(i, j int) { b.perm[i], b.perm[j] = b.perm[j], b.perm[i] })
-		b.pos = 0
-		b.epoch++
-	}
-	i := b.perm[b.pos]
-	b.pos++
-	return i
-}
-
-// Epoch returns the number of data epochs started (1 during the first).
-func (b *Batches) Epoch() int { return b.epoch }
-
-// PerEpoch returns the number of sequences in an epoch.
-func (b *Batches) PerEpoch() int { return len(b.perm) }
-
-// Reset ends the current epoch: the next call of Next starts a new one.
-func (b *Batches) Reset() { b.pos = len(b.perm) }

@@ -1,0 +1,99 @@
+package tasks
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+)
+
+// Batches is the order in which an energy visits its training data, in
+// minibatches of a fixed size: every data epoch visits the data in a fresh
+// random permutation, drawn at the epoch's start from the random source of
+// the evaluation that starts it, and drops the remainder of N/size. So the
+// order is determined by the seed, and a checkpoint that saves a Batches
+// (it marshals to JSON) continues it exactly.
+type Batches struct {
+	perm  []int
+	pos   int // index in perm of the next batch's first item
+	size  int
+	epoch int // epochs started so far
+}
+
+// NewBatches returns the order of n items in batches of size; the first
+// permutation is drawn by the first call of Next.
+func NewBatches(n, size int) (*Batches, error) {
+	if size < 1 || size > n {
+		return nil, fmt.Errorf("tasks: batches of %d from %d items", size, n)
+	}
+	return &Batches{perm: make([]int, n), pos: n, size: size}, nil
+}
+
+// Next returns the indices of the next batch (valid until the next call),
+// starting a new epoch with a permutation drawn from rng when the current one
+// has fewer than a batch left.
+func (b *Batches) Next(rng *rand.Rand) []int {
+	if b.pos+b.size > len(b.perm) {
+		for i := range b.perm {
+			b.perm[i] = i
+		}
+		rng.Shuffle(len(b.perm), func(i, j int) { b.perm[i], b.perm[j] = b.perm[j], b.perm[i] })
+		b.pos = 0
+		b.epoch++
+	}
+	idx := b.perm[b.pos : b.pos+b.size]
+	b.pos += b.size
+	return idx
+}
+
+// Epoch returns the number of data epochs started (1 during the first).
+func (b *Batches) Epoch() int { return b.epoch }
+
+// PerEpoch returns the number of batches in an epoch.
+func (b *Batches) PerEpoch() int { return len(b.perm) / b.size }
+
+// Reset ends the current epoch: the next call of Next starts a new one.
+func (b *Batches) Reset() { b.pos = len(b.perm) }
+
+type batchesJSON struct {
+	Perm  []int `json:"perm"`
+	Pos   int   `json:"pos"`
+	Size  int   `json:"size"`
+	Epoch int   `json:"epoch"`
+}
+
+// MarshalJSON saves the position in the order.
+func (b *Batches) MarshalJSON() ([]byte, error) {
+	return json.Marshal(batchesJSON{Perm: b.perm, Pos: b.pos, Size: b.size, Epoch: b.epoch})
+}
+
+// UnmarshalJSON restores a position saved by MarshalJSON into b, which must
+// have the same number of items and batch size.
+func (b *Batches) UnmarshalJSON(data []byte) error {
+	var s batchesJSON
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	if len(s.Perm) != len(b.perm) || s.Size != b.size || s.Pos < 0 || s.Pos > len(s.Perm) {
+		return fmt.Errorf("tasks: saved batches of %d from %d items at %d, want batches of %d from %d", s.Size, len(s.Perm), s.Pos, b.size, len(b.perm))
+	}
+	if s.Epoch == 0 { // no permutation drawn yet
+		b.pos, b.epoch = len(b.perm), 0
+		return nil
+	}
+	seen := make([]bool, len(s.Perm))
+	for _, i := range s.Perm {
+		if i < 0 || i >= len(seen) || seen[i] {
+			return fmt.Errorf("tasks: saved batch order is not a permutation of %d items", len(seen))
+		}
+		seen[i] = true
+	}
+	copy(b.perm, s.Perm)
+	b.pos, b.epoch = s.Pos, s.Epoch
+	return nil
+}
+
+// Batched is a target whose evaluations visit training data in a Batches
+// order; training checkpoints save it.
+type Batched interface {
+	Batches() *Batches
+}
