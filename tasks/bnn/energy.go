@@ -175,7 +175,7 @@ func (m MLP) logits(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	z, err := G.Mul(x, w)
+	z, err := dataMatMul(x, w)
 	if err != nil {
 		return nil, err
 	}
