@@ -693,12 +693,28 @@ func (k *mlpKernel) shallowReLUValue2(x []float64, rows int, out, b0, w1 []float
 	h := len(b0)
 	wt := k.wt[:2*h]
 	w1 = w1[:h]
-	for r := 0; r < rows; r++ {
+	r := 0
+	// two rows at a time: their sums are independent chains of additions,
+	// which the processor overlaps; each row's sum is formed in the same
+	// order as one row alone would form it
+	for ; r+1 < rows; r += 2 {
+		x0, x1, y0, y1 := x[2*r], x[2*r+1], x[2*r+2], x[2*r+3]
+		sx, sy := 0.0, 0.0
+		for j, bj := range b0 {
+			w0, wb := wt[2*j], wt[2*j+1]
+			zx := bj + x0*w0 + x1*wb
+			zy := bj + y0*w0 + y1*wb
+			sx += max(zx, 0) * w1[j] // builtin max: no branch to mispredict
+			sy += max(zy, 0) * w1[j]
+		}
+		out[r], out[r+1] = b1+sx, b1+sy
+	}
+	for ; r < rows; r++ {
 		x0, x1 := x[2*r], x[2*r+1]
 		sum := 0.0
 		for j, bj := range b0 {
 			z := bj + x0*wt[2*j] + x1*wt[2*j+1]
-			sum += max(z, 0) * w1[j] // builtin max: no branch to mispredict
+			sum += max(z, 0) * w1[j]
 		}
 		out[r] = b1 + sum
 	}
