@@ -14,7 +14,6 @@ import (
 type Program struct {
 	vm      G.VM
 	pc      *int // the machine's program counter
-	ran     bool
 	outputs G.Nodes
 }
 
@@ -73,13 +72,9 @@ func programCounter(vm G.VM) *int {
 // Run executes the program once with the current input values. The values
 // of the previous run are overwritten: copy out what you keep (Value does).
 func (p *Program) Run() error {
-	if p.ran {
-		*p.pc = 0
-	}
-	p.ran = true
+	*p.pc = 0
 	if err := p.vm.RunAll(); err != nil {
 		p.vm.Reset() // an aborted run leaves the registers in no known state
-		p.ran = false
 		return err
 	}
 	return nil
