@@ -188,3 +188,56 @@ func TestReplay(t *testing.T) {
 		}
 	}
 }
+
+// The Bernoulli log-likelihood op agrees with its formula and its
+// derivative with respect to the logits with central differences, for
+// logits large enough that softplus's two branches both occur.
+func TestBernoulliLogLik(t *testing.T) {
+	g := G.NewGraph()
+	in := inputs(g, []int{2, 3, 5}, []int{2, 3, 5})
+	l, x := graph.Data(in[0]), graph.Data(in[1])
+	for j := range l {
+		l[j] *= 40 // softplus past its large-|l| branch points
+		x[j] = math.Round(0.5 + 0.5*x[j])
+	}
+	ll := G.Must(G.ApplyOp(bernoulliOp{}, in[0], in[1]))
+	cost := weightedCost(G.Must(G.Mul(ll, graph.Scalar(g, graph.Float64, 0.01))))
+	d, err := graph.Grad(cost, in[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := graph.Compile(cost, ll, d[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	eval := func() (float64, error) {
+		if err := p.Run(); err != nil {
+			return 0, err
+		}
+		v, err := graph.Value(cost, nil)
+		return v[0], err
+	}
+	if _, err := eval(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := graph.Value(ll, nil)
+	for r := range got {
+		want := 0.0
+		for o := range 5 {
+			v := l[r*5+o]
+			want += x[r*5+o]*v - math.Log(1+math.Exp(v))
+		}
+		if math.Abs(got[r]-want) > 1e-12*math.Max(1, math.Abs(want)) {
+			t.Errorf("row %d: log-likelihood %v, want %v", r, got[r], want)
+		}
+	}
+	grad, _ := graph.Value(d[0], nil)
+	res, err := graph.CheckGradient(eval, [][]float64{l}, [][]float64{grad}, 1e-6, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Worst > 1e-6 {
+		t.Errorf("derivative: %v", res)
+	}
+}

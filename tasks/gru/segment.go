@@ -170,8 +170,7 @@ func (sg *segment) nll(hf *half, hp *G.Node) *G.Node {
 	K, S, B := sg.k, sg.s, sg.b
 	must := G.Must
 	logits := must(G.BroadcastAdd(must(G.BatchedMatMul(hp, hf.params[kWo])), hf.params[kBo], nil, []byte{1}))
-	ll := must(G.Sub(must(G.HadamardProd(logits, hf.x)), must(G.Softplus(logits)))) // x·l − softplus(l)
-	llt := must(G.Sum(ll, 2))                                                       // (K, S·B)
+	llt := must(G.ApplyOp(bernoulliOp{}, logits, hf.x)) // Σ_keys x·l − softplus(l), (K, S·B)
 	masked := must(graph.Reshape(must(G.BroadcastHadamardProd(llt, hf.mask, nil, []byte{0})), K, S, B))
 	return must(G.Neg(must(G.Sum(masked, 1)))) // (K, B)
 }
