@@ -45,6 +45,9 @@ func (b *Batches) Next(rng *rand.Rand) []int {
 	return idx
 }
 
+// Size returns the number of items in a batch.
+func (b *Batches) Size() int { return b.size }
+
 // Epoch returns the number of data epochs started (1 during the first).
 func (b *Batches) Epoch() int { return b.epoch }
 

@@ -3,6 +3,8 @@ package mnist
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
 // Batches cuts a Set into shuffled minibatches of a fixed size, as the
@@ -20,11 +22,8 @@ import (
 // batches.
 type Batches struct {
 	set   *Set
-	batch int
 	rng   *rand.Rand
-	perm  []int
-	pos   int // index in perm of the next batch's first image
-	epoch int // epochs started so far
+	order *tasks.Batches
 }
 
 // NewBatches returns minibatches of batch images of s, shuffled by rng. The
@@ -37,50 +36,44 @@ func NewBatches(s *Set, batch int, rng *rand.Rand) *Batches {
 	if rng == nil {
 		panic("mnist: NewBatches needs a random source")
 	}
-	b := &Batches{set: s, batch: batch, rng: rng, perm: make([]int, s.N)}
-	b.Reset()
-	return b
+	order, err := tasks.NewBatches(s.N, batch)
+	if err != nil {
+		panic(err) // excluded above
+	}
+	return &Batches{set: s, rng: rng, order: order}
 }
 
 // Size returns the number of images in a batch.
-func (b *Batches) Size() int { return b.batch }
+func (b *Batches) Size() int { return b.order.Size() }
 
 // PerEpoch returns the number of batches in an epoch: N/batch, rounded down.
-func (b *Batches) PerEpoch() int { return b.set.N / b.batch }
+func (b *Batches) PerEpoch() int { return b.order.PerEpoch() }
 
 // Epoch returns the number of epochs started so far (1 during the first).
-func (b *Batches) Epoch() int { return b.epoch }
+func (b *Batches) Epoch() int { return b.order.Epoch() }
 
 // Reset ends the current epoch: the next call of Next draws a new
 // permutation and starts a fresh epoch (the authors restart their loader for
 // every meta-training unroll).
-func (b *Batches) Reset() { b.pos = len(b.perm) }
+func (b *Batches) Reset() { b.order.Reset() }
 
 // Next fills x (batch×Dim, row-major) with the next batch's normalised images
 // and y (batch) with their labels. At the start of each epoch it draws a new
 // permutation of the images from the source. It returns an error, and fills
 // nothing, if x or y has the wrong length.
 func (b *Batches) Next(x []float64, y []int) error {
-	if len(x) != b.batch*Dim || len(y) != b.batch {
+	n := b.order.Size()
+	if len(x) != n*Dim || len(y) != n {
 		return fmt.Errorf("mnist: batch buffers of %d inputs and %d labels, want %d×%d = %d and %d",
-			len(x), len(y), b.batch, Dim, b.batch*Dim, b.batch)
-	}
-	if b.pos+b.batch > len(b.perm) {
-		for i := range b.perm {
-			b.perm[i] = i
-		}
-		b.rng.Shuffle(len(b.perm), func(i, j int) { b.perm[i], b.perm[j] = b.perm[j], b.perm[i] })
-		b.pos = 0
-		b.epoch++
+			len(x), len(y), n, Dim, n*Dim, n)
 	}
 	s := b.set
-	for k, i := range b.perm[b.pos : b.pos+b.batch] {
+	for k, i := range b.order.Next(b.rng) {
 		row := x[k*Dim : (k+1)*Dim]
 		for j, p := range s.Pixels[i*Dim : (i+1)*Dim] {
 			row[j] = normTable[p]
 		}
 		y[k] = s.Labels[i]
 	}
-	b.pos += b.batch
 	return nil
 }
