@@ -65,11 +65,12 @@ func (t *Trainer) Checkpoint() (*Checkpoint, error) {
 // batches returns the minibatch orders of the targets, in the order of
 // Checkpoint.Batches.
 func (t *Trainer) batches() []*tasks.Batches {
+	targets := []tasks.Target{t.prob.Target}
+	if t.prob.LossTarget != t.prob.Target {
+		targets = append(targets, t.prob.LossTarget)
+	}
 	var bs []*tasks.Batches
-	for i, tg := range []tasks.Target{t.prob.Target, t.prob.LossTarget} {
-		if i == 1 && tg == t.prob.Target {
-			break
-		}
+	for _, tg := range targets {
 		if b, ok := tg.(tasks.Batched); ok && b.Batches() != nil {
 			bs = append(bs, b.Batches())
 		}
