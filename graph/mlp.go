@@ -128,6 +128,17 @@ func (w *MLPWeights) UnmarshalJSON(b []byte) error {
 	return w.Validate()
 }
 
+// ShallowReLU reports whether w is a ReLU network with one hidden layer of
+// more than one unit (in → h → 1) that Eval and InputGrad evaluate row by
+// row without BLAS. They sum each hidden unit's input as
+// ((b0_j + x_0·W0[0,j]) + x_1·W0[1,j]) + … and the output as
+// b1 + (((0 + a_0·W1[0]) + a_1·W1[1]) + …), a_j = max(z_j, 0), so code that
+// evaluates such a network itself in that order gets Eval's values bit for
+// bit.
+func (w *MLPWeights) ShallowReLU() bool {
+	return w.Activation == ReLU && len(w.Hidden) == 1 && w.Hidden[0] > 1 && w.Inputs*w.Hidden[0] <= smallLayer
+}
+
 // Eval computes the network on the n rows of x (n × Inputs, row-major) into
 // out (length n) without a graph, with the fused op's kernel: blocks of rows
 // with BLAS, in parallel.

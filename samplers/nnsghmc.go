@@ -246,14 +246,18 @@ func (s *NNSGHMC) Step(rng *rand.Rand, st *State) error {
 	if err := s.evaluate(rng, st); err != nil {
 		return err
 	}
-	s.cfg.Features(st.Eval, s.d, s.k, s.target.DataSize(), &s.feat)
 	m := st.nn
 	n := s.d * s.k
 	m.noise = grow(m.noise, n)
 	for i := range m.noise {
 		m.noise[i] = rng.NormFloat64()
 	}
-	s.stepPlain(st)
+	if s.canFuse(m) {
+		s.stepFusedFD(st, st.Eval)
+	} else {
+		s.cfg.Features(st.Eval, s.d, s.k, s.target.DataSize(), &s.feat)
+		s.stepPlain(st)
+	}
 	st.Steps++
 	return s.check(st, true)
 }

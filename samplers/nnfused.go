@@ -1,0 +1,239 @@
+package samplers
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+)
+
+// This file holds the fused finite-difference step: what stepPlain computes
+// with GammaFD after the first step, for the trained networks' shape (one
+// hidden layer, ReLU), in one pass over the coordinates, shared out among
+// the processors. Each coordinate's networks, differences and update are
+// computed in registers, so the step reads and writes every vector once
+// instead of the generic path's dozens of passes over scratch vectors. It
+// evaluates the networks in the order of graph's row kernels and the
+// update in stepPlain's order, so it gives stepPlain's result bit for bit
+// (TestFusedFDStepMatchesPlain).
+
+// fusedSpan is the number of coordinates a worker of the fused step takes at
+// a time.
+const fusedSpan = 4096
+
+// shallowNet is a one-hidden-layer ReLU network whose first input is the
+// chain's u, the same for all of a chain's coordinates: first[c·h+j] holds
+// hidden unit j's bias plus u_c times its weight, the start of its sum.
+type shallowNet struct {
+	first []float64 // b0_j + u_c·W0[0,j], per chain c and unit j
+	w     [][]float64
+	w1    []float64
+	b1    float64
+}
+
+// newShallowNet prepares net for chains whose u is u[c].
+func newShallowNet(net *graph.MLPWeights, u []float64) shallowNet {
+	h := net.Hidden[0]
+	w0, b0 := net.W[0], net.B[0]
+	s := shallowNet{first: make([]float64, len(u)*h), w1: make([]float64, h), b1: net.B[1][0]}
+	for j, v := range net.W[1][:h] {
+		s.w1[j] = 0.5 * v
+	}
+	for i := 1; i < net.Inputs; i++ {
+		s.w = append(s.w, w0[i*h:(i+1)*h])
+	}
+	for c, uc := range u {
+		for j := 0; j < h; j++ {
+			s.first[c*h+j] = b0[j] + uc*w0[j]
+		}
+	}
+	return s
+}
+
+// pair evaluates the network with inputs (u, x) for two coordinates, of
+// chains ca and cb. Their sums are independent chains of additions, which
+// the processor overlaps; each is formed in the order Eval forms it, with
+// max(z, 0)·w = (z + |z|)·(w/2) exactly.
+func (s *shallowNet) pair(ca int, xa float64, cb int, xb float64) (fa, fb float64) {
+	h := len(s.w1)
+	firstA := s.first[ca*h : (ca+1)*h : (ca+1)*h]
+	firstB := s.first[cb*h : (cb+1)*h : (cb+1)*h]
+	w, w1 := s.w[0][:h], s.w1[:h]
+	sa, sb := 0.0, 0.0
+	for j, za := range firstA {
+		za += xa * w[j]
+		zb := firstB[j] + xb*w[j]
+		sa += (za + math.Abs(za)) * w1[j]
+		sb += (zb + math.Abs(zb)) * w1[j]
+	}
+	return s.b1 + sa, s.b1 + sb
+}
+
+// quad evaluates the network with inputs (u, x, g) for two coordinates, of
+// chains ca and cb, each at two values of x with the same u and g: four
+// independent sums, each formed as in pair.
+func (s *shallowNet) quad(ca int, xa, ya, ga float64, cb int, xb, yb, gb float64) (fxa, fya, fxb, fyb float64) {
+	h := len(s.w1)
+	firstA := s.first[ca*h : (ca+1)*h : (ca+1)*h]
+	firstB := s.first[cb*h : (cb+1)*h : (cb+1)*h]
+	wx, wg, w1 := s.w[0][:h], s.w[1][:h], s.w1[:h]
+	sxa, sya, sxb, syb := 0.0, 0.0, 0.0, 0.0
+	for j, za := range firstA {
+		zb := firstB[j]
+		ta, tb := ga*wg[j], gb*wg[j]
+		zxa, zya := za+xa*wx[j]+ta, za+ya*wx[j]+ta
+		zxb, zyb := zb+xb*wx[j]+tb, zb+yb*wx[j]+tb
+		sxa += (zxa + math.Abs(zxa)) * w1[j]
+		sya += (zya + math.Abs(zya)) * w1[j]
+		sxb += (zxb + math.Abs(zxb)) * w1[j]
+		syb += (zyb + math.Abs(zyb)) * w1[j]
+	}
+	return s.b1 + sxa, s.b1 + sya, s.b1 + sxb, s.b1 + syb
+}
+
+// fusedFastPath enables stepFusedFD (tests switch it off to compare).
+var fusedFastPath = true
+
+// canFuse reports whether the step can take the fused path.
+func (s *NNSGHMC) canFuse(m *nnMemory) bool {
+	cfg := &s.cfg
+	return fusedFastPath && cfg.Gamma == GammaFD && m.started && cfg.Q.ShallowReLU() && cfg.D.ShallowReLU()
+}
+
+// stepFusedFD is stepPlain for GammaFD after the first step, with the
+// networks' features computed from the evaluation e as Features does.
+func (s *NNSGHMC) stepFusedFD(st *State, e *tasks.Eval) {
+	cfg := &s.cfg
+	m := st.nn
+	n, k := len(st.Theta), s.k
+	coef := 1.0
+	if cfg.TrainDim > 0 {
+		coef = float64(cfg.TrainDim) / float64(s.d)
+	}
+	nData := s.target.DataSize()
+	su, sg := cfg.EnergyScale/nData, cfg.GradScale/nData
+	u := make([]float64, k)
+	for c := range u {
+		u[c] = su * (e.U[c] + (coef-1)*e.Prior[c])
+	}
+	fq, fd := newShallowNet(cfg.Q, u), newShallowNet(cfg.D, u)
+	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
+
+	f := &fusedFD{NNSGHMC: s, fq: fq, fd: fd, u: u, su: su, sg: sg, coef: coef}
+	parallelSpans(n, fusedSpan, func(lo, hi int) {
+		f.span(st, e, lo, hi)
+	})
+}
+
+// fusedFD holds one fused step's constants.
+type fusedFD struct {
+	*NNSGHMC
+	fq, fd       shallowNet
+	u            []float64 // u per chain
+	su, sg, coef float64
+}
+
+// span advances the coordinates [lo, hi) two at a time (the last one twice
+// when their number is odd): the two coordinates' networks are evaluated
+// together, which keeps the processor busy while each waits on its sums.
+func (f *fusedFD) span(st *State, e *tasks.Eval, lo, hi int) {
+	cfg := &f.cfg
+	m, k := st.nn, f.k
+	theta, p := st.Theta[lo:hi], st.P[lo:hi]
+	grad, priorGrad, noise := e.Grad[lo:hi], e.PriorGrad[lo:hi], m.noise[lo:hi]
+	mu, mp, mq, mqhat := m.u[lo:hi], m.p[lo:hi], m.q[lo:hi], m.qhat[lo:hi]
+	gammaP, gammaThet := m.gammaP[lo:hi], m.gammaThet[lo:hi]
+	eta, ms, sg := cfg.StepSize, cfg.MomentumScale, f.sg
+	ca := lo % k
+	for a := 0; a < len(theta); a += 2 {
+		b, cb := a+1, ca+1
+		if cb == k {
+			cb = 0
+		}
+		if b == len(theta) {
+			b, cb = a, ca
+		}
+		pa, pb := p[a], p[b]
+		// Q_f, f_D and f_D at the previous momentum
+		qa, qb := f.fq.pair(ca, ms*pa, cb, ms*pb)
+		qa, qb = f.finishQ(qa), f.finishQ(qb)
+		fa, ha, fb, hb := f.fd.quad(ca, ms*pa, ms*mp[a], sg*grad[a], cb, ms*pb, ms*mp[b], sg*grad[b])
+		// the momentum update
+		du := f.su * (grad[a] + (f.coef-1)*priorGrad[a])
+		pna, gpa := f.momentum(qa, fa, ha, pa, grad[a], du, f.u[ca], mu[a], mp[a], mq[a], mqhat[a], noise[a])
+		du = f.su * (grad[b] + (f.coef-1)*priorGrad[b])
+		pnb, gpb := f.momentum(qb, fb, hb, pb, grad[b], du, f.u[cb], mu[b], mp[b], mq[b], mqhat[b], noise[b])
+		// Q'_f at the new momentum, and the position update
+		q2a, q2b := f.fq.pair(ca, ms*pna, cb, ms*pnb)
+		q2a, q2b = f.finishQ(q2a), f.finishQ(q2b)
+		gta, gtb := -quotient(q2a-qa, pna-pa), -quotient(q2b-qb, pnb-pb)
+		tha, thb := theta[a]+eta*(q2a*pna+gta), theta[b]+eta*(q2b*pnb+gtb)
+		// every read is done: write (b == a writes the same values twice)
+		ua, ub := f.u[ca], f.u[cb]
+		theta[a], gammaP[a], gammaThet[a] = tha, gpa, gta
+		mu[a], mp[a], mq[a], mqhat[a], p[a] = ua, pa, qa, q2a, pna
+		theta[b], gammaP[b], gammaThet[b] = thb, gpb, gtb
+		mu[b], mp[b], mq[b], mqhat[b], p[b] = ub, pb, qb, q2b, pnb
+		if ca = cb + 1; ca == k {
+			ca = 0
+		}
+	}
+}
+
+// finishQ turns an output of f_Q into Q_f (finishQ's sum, without its gate).
+func (f *fusedFD) finishQ(v float64) float64 {
+	cfg := &f.cfg
+	if cfg.ClampQ > 0 && !(v > -cfg.ClampQ && v < cfg.ClampQ) {
+		v = math.Min(math.Max(v, -cfg.ClampQ), cfg.ClampQ)
+	}
+	return cfg.Beta + v
+}
+
+// momentum is stepPlain's momentum update of one coordinate with
+// finite-difference Γ: it returns p_{t+1} and Γ_p.
+func (f *fusedFD) momentum(q, fNow, fHat, p, g, du, u, mu, mp, mq, mqhat, noise float64) (pn, gp float64) {
+	cfg := &f.cfg
+	dpart, dhat := cfg.DScale*math.Abs(fNow), cfg.DScale*math.Abs(fHat)
+	dQdu := quotient(q-mqhat, u-mu)
+	dQdp := quotient(mqhat-mq, p-mp)
+	dDdp := quotient(dpart-dhat, p-mp)
+	d, inside := f.diffusion(q, dpart)
+	gp = dQdu * du
+	if inside {
+		gp = dQdu*du + dDdp + 2*cfg.Alpha*q*dQdp
+	}
+	pn = p - cfg.StepSize*(q*g+d*p) + cfg.StepSize*gp + math.Sqrt(2*cfg.StepSize*d)*noise
+	return pn, gp
+}
+
+// parallelSpans calls f on the spans [lo, hi) of size span that cover
+// [0, n), shared out among GOMAXPROCS workers. f must touch only its span.
+func parallelSpans(n, span int, f func(lo, hi int)) {
+	spans := (n + span - 1) / span
+	workers := min(runtime.GOMAXPROCS(0), spans)
+	if workers <= 1 {
+		for lo := 0; lo < n; lo += span {
+			f(lo, min(lo+span, n))
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				sp := int(next.Add(1)) - 1
+				if sp >= spans {
+					return
+				}
+				f(sp*span, min((sp+1)*span, n))
+			}
+		}()
+	}
+	wg.Wait()
+}
