@@ -5,9 +5,7 @@ import (
 	"hash"
 	"hash/fnv"
 	"math"
-	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/blas"
@@ -355,31 +353,16 @@ func (op mlpOp) compute(data [][]float64, out, value []float64) {
 	// The rows are cut into spans of a fixed size, shared out among the
 	// workers; a reduction adds the spans' partial sums in span order, so
 	// the result does not depend on the number of workers.
-	spans := (n + mlpSpan - 1) / mlpSpan
-	workers := min(runtime.GOMAXPROCS(0), spans)
-	partial := make([][]float64, spans)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			k := getMLPKernel(op, params)
-			defer putMLPKernel(k)
-			for {
-				sp := int(next.Add(1)) - 1
-				if sp >= spans {
-					return
-				}
-				lo, hi := sp*mlpSpan, min((sp+1)*mlpSpan, n)
-				if reduce {
-					partial[sp] = make([]float64, len(out))
-				}
-				op.computeSpan(k, data, out, value, g, h, partial[sp], lo, hi)
+	partial := make([][]float64, (n+mlpSpan-1)/mlpSpan)
+	ShareSpans(n, mlpSpan, func() (func(lo, hi int), func()) {
+		k := getMLPKernel(op, params)
+		return func(lo, hi int) {
+			if reduce {
+				partial[lo/mlpSpan] = make([]float64, len(out))
 			}
-		}()
-	}
-	wg.Wait()
+			op.computeSpan(k, data, out, value, g, h, partial[lo/mlpSpan], lo, hi)
+		}, func() { putMLPKernel(k) }
+	})
 	if reduce {
 		for _, p := range partial {
 			for j, v := range p {

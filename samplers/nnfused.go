@@ -2,9 +2,6 @@ package samplers
 
 import (
 	"math"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
@@ -123,8 +120,8 @@ func (s *NNSGHMC) stepFusedFD(st *State, e *tasks.Eval) {
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
 
 	f := &fusedFD{NNSGHMC: s, fq: fq, fd: fd, u: u, su: su, sg: sg, coef: coef}
-	parallelSpans(n, fusedSpan, func(lo, hi int) {
-		f.span(st, e, lo, hi)
+	graph.ShareSpans(n, fusedSpan, func() (func(lo, hi int), func()) {
+		return func(lo, hi int) { f.span(st, e, lo, hi) }, nil
 	})
 }
 
@@ -207,33 +204,4 @@ func (f *fusedFD) momentum(q, fNow, fHat, p, g, du, u, mu, mp, mq, mqhat, noise 
 	}
 	pn = p - cfg.StepSize*(q*g+d*p) + cfg.StepSize*gp + math.Sqrt(2*cfg.StepSize*d)*noise
 	return pn, gp
-}
-
-// parallelSpans calls f on the spans [lo, hi) of size span that cover
-// [0, n), shared out among GOMAXPROCS workers. f must touch only its span.
-func parallelSpans(n, span int, f func(lo, hi int)) {
-	spans := (n + span - 1) / span
-	workers := min(runtime.GOMAXPROCS(0), spans)
-	if workers <= 1 {
-		for lo := 0; lo < n; lo += span {
-			f(lo, min(lo+span, n))
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				sp := int(next.Add(1)) - 1
-				if sp >= spans {
-					return
-				}
-				f(sp*span, min((sp+1)*span, n))
-			}
-		}()
-	}
-	wg.Wait()
 }
