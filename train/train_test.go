@@ -366,3 +366,41 @@ func TestDivergenceStopsTraining(t *testing.T) {
 		t.Errorf("the diverged unroll was committed")
 	}
 }
+
+// TestReusedVectorsChangeNothing trains twice, once reusing finished
+// windows' vectors (the default) and once keeping every window (the record
+// hook switches reuse off), and requires the same networks bit for bit: a
+// vector given back while still in use would change them.
+func TestReusedVectorsChangeNothing(t *testing.T) {
+	const k = 4
+	cfg := tinyConfig(k)
+	cfg.Epochs, cfg.SubEpochs = 2, 2
+	prob := tinyProblem(t, k, 2)
+	train := func(keep bool) (*Trainer, int) {
+		tr, err := New(cfg, prob, smoothNets(), 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if keep {
+			tr.record = func(*unrolled) {}
+		}
+		if err := tr.Run(context.Background(), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		return tr, len(tr.spare)
+	}
+	reused, spare := train(false)
+	kept, none := train(true)
+	if spare == 0 || none != 0 {
+		t.Fatalf("%d spare vectors with reuse (want some), %d without (want none)", spare, none)
+	}
+	a, b := reused.Networks(), kept.Networks()
+	q := append(b.Q.Params(), b.D.Params()...)
+	for i, p := range append(a.Q.Params(), a.D.Params()...) {
+		for j := range p {
+			if math.Float64bits(p[j]) != math.Float64bits(q[i][j]) {
+				t.Fatalf("weights differ at param %d[%d]: %v reusing vectors, %v keeping them", i, j, p[j], q[i][j])
+			}
+		}
+	}
+}

@@ -141,8 +141,37 @@ type Trainer struct {
 	seconds  float64   // training time before the current Run
 	running  time.Time // start of the current Run (zero outside Run)
 
+	spare [][]float64 // vectors of length n that finished windows gave back
+
 	frozen bool            // test hook: network inputs fed from the record
 	record func(*unrolled) // test hook: sees every finished unroll
+}
+
+// vector returns a vector of length n with undefined contents: a spare one
+// when there is one. An unroll's records take seven per step; reusing them
+// spares the garbage collector gigabytes per unroll on the GRU.
+func (t *Trainer) vector() []float64 {
+	if len(t.spare) == 0 {
+		return make([]float64, t.n)
+	}
+	v := t.spare[len(t.spare)-1]
+	t.spare = t.spare[:len(t.spare)-1]
+	return v
+}
+
+// copyOf returns a copy of x (length n) in a vector from t.vector.
+func (t *Trainer) copyOf(x []float64) []float64 {
+	v := t.vector()
+	copy(v, x)
+	return v
+}
+
+// giveBack returns a finished window's vectors for reuse.
+func (t *Trainer) giveBack(w window) {
+	for _, r := range w.recs {
+		t.spare = append(t.spare, r.theta, r.p, r.u, r.du, r.gfeat, r.grad, r.noise)
+	}
+	t.spare = append(t.spare, w.pEnd)
 }
 
 // New returns a trainer of the networks in nn (which it updates in place)
@@ -343,7 +372,6 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 	inGrad := map[int][]float64{} // ∇Ũ(θ_j) at in-chain times
 
 	eval, leval := tasks.NewEval(t.d, t.k), tasks.NewEval(t.d, t.k)
-	var feat samplers.Features
 	var kept []window
 	out := &unrolled{}
 	for a := 0; a < cfg.Steps; a += cfg.Window {
@@ -353,17 +381,18 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			if ctx.Err() != nil {
 				return nil, nil, nil, ctx.Err()
 			}
-			rec := record{theta: append([]float64(nil), theta...), p: append([]float64(nil), p...)}
+			rec := record{theta: t.copyOf(theta), p: t.copyOf(p)}
 			if err := t.prob.Target.Evaluate(rng, theta, eval); err != nil {
 				return nil, nil, nil, err
 			}
 			if !tasks.Finite(eval.U) || !tasks.Finite(eval.Grad) {
 				return nil, nil, nil, &DivergenceError{Position: t.pos, Step: s, What: "the energy or its gradient"}
 			}
+			feat := samplers.Features{U: t.vector(), DU: t.vector(), GFeat: t.vector()}
 			t.nn.Features(eval, t.d, t.k, t.prob.Target.DataSize(), &feat)
-			rec.u, rec.du, rec.gfeat = clone(feat.U), clone(feat.DU), clone(feat.GFeat)
-			rec.grad = clone(eval.Grad)
-			rec.noise = make([]float64, t.n)
+			rec.u, rec.du, rec.gfeat = feat.U, feat.DU, feat.GFeat
+			rec.grad = t.copyOf(eval.Grad)
+			rec.noise = t.vector()
 			for i := range rec.noise {
 				rec.noise[i] = rng.NormFloat64()
 			}
@@ -406,17 +435,20 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 				}
 			}
 		}
-		w.pEnd = clone(p)
+		w.pEnd = t.copyOf(p)
 		if cross != nil {
 			if err := t.backward(w, cross.adj, cross.grad); err != nil {
 				return nil, nil, nil, err
 			}
 		}
-		if in != nil && in.hasTime(a, b) {
+		keep := in != nil && in.hasTime(a, b)
+		if keep {
 			kept = append(kept, w)
 		}
 		if t.record != nil {
 			out.windows = append(out.windows, w)
+		} else if !keep {
+			t.giveBack(w)
 		}
 	}
 
@@ -455,6 +487,9 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 		for _, w := range kept {
 			if err := t.backward(w, in.adj, in.grad); err != nil {
 				return nil, nil, nil, err
+			}
+			if t.record == nil {
+				t.giveBack(w)
 			}
 		}
 	}
