@@ -18,9 +18,12 @@ const (
 	kindCopy      elemKind = iota // identity that allocates, gradient passes
 	kindClamp                     // min(max(x, lo), hi)
 	kindClampGate                 // 1[lo < x < hi]    (not differentiable)
+	kindNeg                       // −x
+	kindAbs                       // |x|
+	kindSign                      // sign(x), 0 at 0 (not differentiable)
 )
 
-var kindNames = [...]string{"Copy", "Clamp", "ClampGate"}
+var kindNames = [...]string{"Copy", "Clamp", "ClampGate", "Neg", "Abs", "Sign"}
 
 // elemOp is a unary element-wise Gorgonia op whose symbolic derivative is
 // built only from ops that can themselves be differentiated again: the
@@ -59,6 +62,18 @@ func (op elemOp) apply(x float64) float64 {
 			return 1
 		}
 		return 0
+	case kindNeg:
+		return -x
+	case kindAbs:
+		return math.Abs(x)
+	case kindSign:
+		switch {
+		case x > 0:
+			return 1
+		case x < 0:
+			return -1
+		}
+		return 0
 	}
 	return x // Copy
 }
@@ -67,6 +82,8 @@ func (op elemOp) apply32(x float32) float32 {
 	switch op.kind {
 	case kindCopy:
 		return x
+	case kindNeg:
+		return -x
 	case kindClamp:
 		lo, hi := float32(op.lo), float32(op.hi)
 		if x < lo {
@@ -153,21 +170,25 @@ func (op elemOp) String() string {
 // DiffWRT reports whether gradients flow to the input.
 func (op elemOp) DiffWRT(int) []bool {
 	switch op.kind {
-	case kindClampGate:
+	case kindClampGate, kindSign:
 		return []bool{false}
 	}
 	return []bool{true}
 }
 
-// SymDiff builds the derivative expression: grad for Copy, grad ⊙ gate(x)
-// for Clamp, nothing for the gate.
+// SymDiff builds the derivative expression: grad for Copy, −grad for Neg,
+// grad ⊙ gate(x) for Clamp, grad ⊙ sign(x) for Abs, nothing for the gates.
 func (op elemOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	var gate elemOp
 	switch op.kind {
 	case kindCopy:
 		return G.Nodes{grad}, nil
+	case kindNeg:
+		return G.Nodes{Neg(grad)}, nil
 	case kindClamp:
 		gate = elemOp{kind: kindClampGate, lo: op.lo, hi: op.hi}
+	case kindAbs:
+		gate = elemOp{kind: kindSign}
 	default:
 		return G.Nodes{nil}, nil
 	}
@@ -196,6 +217,17 @@ func applyElem(op elemOp, x *G.Node) *G.Node {
 // element-wise ops: Gorgonia's tape machine otherwise writes through the view
 // into the input's own value on every run.
 func Copy(x *G.Node) *G.Node { return applyElem(elemOp{kind: kindCopy}, x) }
+
+// Neg is −x. Unlike Gorgonia's negation, which copies its input on every
+// run, it writes into its last result (Program.Run); its derivative is Neg
+// again. Gorgonia's subtraction differentiates into its negation, so
+// x + Neg(y) is the way to write x − y (the same value, bit for bit) in
+// graphs that are differentiated and run many times.
+func Neg(x *G.Node) *G.Node { return applyElem(elemOp{kind: kindNeg}, x) }
+
+// Abs is |x|, which writes into its last result like Neg. Its derivative
+// is grad ⊙ sign(x) (0 at 0, as Gorgonia's), differentiable again (to 0).
+func Abs(x *G.Node) *G.Node { return applyElem(elemOp{kind: kindAbs}, x) }
 
 // Clamp is min(max(x, lo), hi). Its derivative is 1 strictly inside (lo, hi)
 // and 0 where the clamp is active; the derivative is itself differentiable.

@@ -27,7 +27,7 @@ func rerunGraph(t *testing.T, dt tensor.Dtype) (G.Nodes, G.Nodes) {
 	x := Input(g, dt, "x", 1000, 3)
 	theta := Input(g, dt, "theta", 4, 2)
 	f := G.Must(m.Forward(x))
-	clamped := Clamp(G.Must(G.HadamardProd(f, f)), -0.5, 0.5)
+	clamped := Clamp(G.Must(G.HadamardProd(f, Abs(Neg(f)))), -0.5, 0.5)
 	prior := G.Must(GaussianPrior(theta, 1.5))
 	// Slices, a pad (their gradient), a concat and a matrix product
 	top := G.Must(Slice(theta, 0, 0, 3))

@@ -96,7 +96,7 @@ func BuildStep(cfg NNConfig, n int, dt tensor.Dtype, opts ...StepOptions) (*Step
 	eta := s.Eta
 	// p_{t+1} = p − η(Q⊙∇Ũ + D⊙p) + ηΓ_p + √(2ηD)⊙ξ
 	drift := b.add(b.mul(s.Q, s.Grad), b.mul(s.D, s.P))
-	pn := b.sub(s.P, b.scale(eta, drift))
+	pn := b.add(s.P, graph.Neg(b.scale(eta, drift))) // p − η·drift; see graph.Neg
 	if cfg.Gamma == GammaExact {
 		dQdu := b.grad(b.sum(s.Q), uIn)
 		dDdp := b.grad(b.sum(s.D), pIn)
@@ -162,13 +162,6 @@ func (b *builder) add(x, y *G.Node) *G.Node {
 		return nil
 	}
 	return b.must(G.Add(x, y))
-}
-
-func (b *builder) sub(x, y *G.Node) *G.Node {
-	if !b.ok() {
-		return nil
-	}
-	return b.must(G.Sub(x, y))
 }
 
 func (b *builder) mul(x, y *G.Node) *G.Node {
@@ -254,7 +247,7 @@ func (b *builder) df(s *StepGraph, u, p, g, q *G.Node) *G.Node {
 	if !b.ok() {
 		return nil
 	}
-	d := b.scale(graph.Scalar(b.g, b.dt, cfg.DScale), b.must(G.Abs(f)))
+	d := b.scale(graph.Scalar(b.g, b.dt, cfg.DScale), graph.Abs(f))
 	if cfg.Alpha != 0 {
 		d = b.add(d, b.scale(graph.Scalar(b.g, b.dt, cfg.Alpha), b.mul(q, q)))
 	}

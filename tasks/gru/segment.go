@@ -158,7 +158,7 @@ func (sg *segment) recur(h *G.Node, pre func(g, t int, x *G.Node) (*G.Node, erro
 		for g := range a {
 			rc.a[g] = append(rc.a[g], a[g])
 		}
-		h = G.Must(G.Add(h, G.Must(G.HadamardProd(z, G.Must(G.Sub(hh, h)))))) // (1−z)⊙h + z⊙ĥ
+		h = G.Must(G.Add(h, G.Must(G.HadamardProd(z, G.Must(G.Add(hh, graph.Neg(h))))))) // (1−z)⊙h + z⊙ĥ as h + z⊙(ĥ − h)
 	}
 	rc.hOut = h
 	return rc, nil
@@ -172,7 +172,7 @@ func (sg *segment) nll(hf *half, hp *G.Node) *G.Node {
 	logits := must(G.BroadcastAdd(must(G.BatchedMatMul(hp, hf.params[kWo])), hf.params[kBo], nil, []byte{1}))
 	llt := must(G.ApplyOp(bernoulliOp{}, logits, hf.x)) // Σ_keys x·l − softplus(l), (K, S·B)
 	masked := must(graph.Reshape(must(G.BroadcastHadamardProd(llt, hf.mask, nil, []byte{0})), K, S, B))
-	return must(G.Neg(must(G.Sum(masked, 1)))) // (K, B)
+	return graph.Neg(must(G.Sum(masked, 1))) // (K, B)
 }
 
 func (sg *segment) build(grad bool) (err error) {
