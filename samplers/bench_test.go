@@ -68,8 +68,10 @@ func BenchmarkToyNNSGHMCNone(b *testing.B)  { benchToy(b, toyNN(GammaNone)) }
 
 // BenchmarkNNSGHMCUpdate times NNSGHMC's update alone (no energy) on
 // 2^20 coordinates, about a quarter of a 200-unit GRU's 20 chains, with the
-// trained networks' size (one hidden layer of 10): the graph-free exact,
-// finite-difference and Γ-free steps, and as the reference the same exact
+// trained networks' size (one hidden layer of 10): the graph-free exact
+// step (generic, and fused as Step and Update run it), the generic
+// finite-difference step (the first; Step fuses the later ones) and the
+// Γ-free step, and as the reference the same exact
 // step computed by Gorgonia's autodiff on the step graph in blocks of
 // StepChunk coordinates (what the sampler ran before the graph-free path).
 //
@@ -82,14 +84,22 @@ func BenchmarkNNSGHMCUpdate(b *testing.B) {
 		return cfg
 	}
 	theta, p, f, grad, noise := randomState(rand.New(rand.NewPCG(1, 2)), n)
-	for _, gamma := range []Gamma{GammaExact, GammaFD, GammaNone} {
-		b.Run(string(gamma), func(b *testing.B) {
-			s := &NNSGHMC{cfg: newCfg(gamma), feat: *f}
+	for _, c := range []struct {
+		name  string
+		gamma Gamma
+		fused bool
+	}{{"exact", GammaExact, false}, {"exact-fused", GammaExact, true}, {"fd", GammaFD, false}, {"none", GammaNone, false}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := &NNSGHMC{cfg: newCfg(c.gamma), feat: *f}
 			st := &State{Theta: append([]float64(nil), theta...), P: append([]float64(nil), p...),
 				Eval: &tasks.Eval{Grad: grad}, nn: &nnMemory{noise: noise}}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				s.stepPlain(st)
+				if c.fused {
+					s.stepFusedExact(st)
+				} else {
+					s.stepPlain(st)
+				}
 			}
 		})
 	}

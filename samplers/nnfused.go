@@ -205,3 +205,112 @@ func (f *fusedFD) momentum(q, fNow, fHat, p, g, du, u, mu, mp, mq, mqhat, noise 
 	pn = p - cfg.StepSize*(q*g+d*p) + cfg.StepSize*gp + math.Sqrt(2*cfg.StepSize*d)*noise
 	return pn, gp
 }
+
+// gradNet is a one-hidden-layer ReLU network with 2 or 3 inputs that
+// computes its input gradients with its value, summing as graph's row
+// kernels do (InputGrad with row weights 1): the exact step's networks.
+type gradNet struct {
+	b0, w1 []float64
+	w      [][]float64 // w[i][j] = W0[i, j], the weights of input i
+	b1     float64
+}
+
+func newGradNet(net *graph.MLPWeights) gradNet {
+	h := net.Hidden[0]
+	n := gradNet{b0: net.B[0][:h], w1: net.W[1][:h], b1: net.B[1][0]}
+	for i := 0; i < net.Inputs; i++ {
+		n.w = append(n.w, net.W[0][i*h:(i+1)*h])
+	}
+	return n
+}
+
+// on is w where a ReLU unit with pre-activation z is on and +0 where it is
+// off, without a branch.
+func on(z, w float64) float64 {
+	var m uint64
+	if z > 0 {
+		m = ^uint64(0)
+	}
+	return math.Float64frombits(math.Float64bits(w) & m)
+}
+
+// q2 evaluates f_Q at (u, x) with ∂f/∂u and ∂f/∂x.
+func (n *gradNet) q2(u, x float64) (f, du, dx float64) {
+	h := len(n.b0)
+	w0, wx, w1 := n.w[0][:h], n.w[1][:h], n.w1[:h]
+	sum, d0, d1 := 0.0, 0.0, 0.0
+	for j, bj := range n.b0 {
+		z := bj + u*w0[j] + x*wx[j]
+		sum += max(z, 0) * w1[j]
+		c := on(z, w1[j])
+		d0 += c * w0[j]
+		d1 += c * wx[j]
+	}
+	return n.b1 + sum, d0, d1
+}
+
+// d3 evaluates f_D at (u, x, g) with ∂f/∂x.
+func (n *gradNet) d3(u, x, g float64) (f, dx float64) {
+	h := len(n.b0)
+	w0, wx, wg, w1 := n.w[0][:h], n.w[1][:h], n.w[2][:h], n.w1[:h]
+	sum, d1 := 0.0, 0.0
+	for j, bj := range n.b0 {
+		z := bj + u*w0[j] + x*wx[j] + g*wg[j]
+		sum += max(z, 0) * w1[j]
+		d1 += on(z, w1[j]) * wx[j]
+	}
+	return n.b1 + sum, d1
+}
+
+// canFuseExact reports whether the exact step can take the fused path.
+func (s *NNSGHMC) canFuseExact() bool {
+	cfg := &s.cfg
+	return fusedFastPath && cfg.Gamma == GammaExact && cfg.Q.ShallowReLU() && cfg.D.ShallowReLU()
+}
+
+// stepFusedExact is stepPlain for GammaExact, the networks' features in
+// s.feat, in one pass over the coordinates shared out among the cores.
+func (s *NNSGHMC) stepFusedExact(st *State) {
+	cfg := &s.cfg
+	m := st.nn
+	n := len(st.Theta)
+	fq, fd := newGradNet(cfg.Q), newGradNet(cfg.D)
+	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
+	eta, ms := cfg.StepSize, cfg.MomentumScale
+	// finish turns f_Q's output into Q_f and the clamp's gate
+	finish := func(f float64) (q, gate float64) {
+		gate = 1
+		if cfg.ClampQ > 0 && !(f > -cfg.ClampQ && f < cfg.ClampQ) {
+			f = math.Min(math.Max(f, -cfg.ClampQ), cfg.ClampQ)
+			gate = 0
+		}
+		return cfg.Beta + f, gate
+	}
+	graph.ShareSpans(n, fusedSpan, func() (func(lo, hi int), func()) {
+		return func(lo, hi int) {
+			theta, p := st.Theta[lo:hi], st.P[lo:hi]
+			u, du, gf := s.feat.U[lo:hi], s.feat.DU[lo:hi], s.feat.GFeat[lo:hi]
+			grad, noise := st.Eval.Grad[lo:hi], m.noise[lo:hi]
+			gammaP, gammaThet := m.gammaP[lo:hi], m.gammaThet[lo:hi]
+			for i, pi := range p {
+				f, dfu, dfx := fq.q2(u[i], ms*pi)
+				q, gate := finish(f)
+				dQdu, dQdp := gate*dfu, gate*ms*dfx
+				fD, dfD := fd.d3(u[i], ms*pi, gf[i])
+				dDdp := cfg.DScale * ms * sign(fD) * dfD
+				d, inside := s.diffusion(q, cfg.DScale*math.Abs(fD))
+				gp := dQdu * du[i]
+				if inside {
+					gp = dQdu*du[i] + dDdp + 2*cfg.Alpha*q*dQdp
+				}
+				pn := pi - eta*(q*grad[i]+d*pi) + eta*gp + math.Sqrt(2*eta*d)*noise[i]
+				f2, _, dfx2 := fq.q2(u[i], ms*pn)
+				q2, gate2 := finish(f2)
+				gt := -(gate2 * ms * dfx2)
+				theta[i] += eta * (q2*pn + gt)
+				gammaP[i], gammaThet[i], p[i] = gp, gt, pn
+			}
+		}, nil
+	})
+	m.started = true
+}

@@ -252,9 +252,13 @@ func (s *NNSGHMC) Step(rng *rand.Rand, st *State) error {
 	for i := range m.noise {
 		m.noise[i] = rng.NormFloat64()
 	}
-	if s.canFuse(m) {
+	switch {
+	case s.canFuse(m):
 		s.stepFusedFD(st, st.Eval)
-	} else {
+	case s.canFuseExact():
+		s.cfg.Features(st.Eval, s.d, s.k, s.target.DataSize(), &s.feat)
+		s.stepFusedExact(st)
+	default:
 		s.cfg.Features(st.Eval, s.d, s.k, s.target.DataSize(), &s.feat)
 		s.stepPlain(st)
 	}
@@ -283,6 +287,11 @@ func (s *NNSGHMC) Update(theta, p []float64, f *Features, grad, noise []float64)
 	}
 	s.update.noise = noise
 	s.feat = *f
-	s.stepPlain(&State{Theta: theta, P: p, Eval: &tasks.Eval{Grad: grad}, nn: s.update})
+	st := &State{Theta: theta, P: p, Eval: &tasks.Eval{Grad: grad}, nn: s.update}
+	if s.canFuseExact() {
+		s.stepFusedExact(st)
+	} else {
+		s.stepPlain(st)
+	}
 	return nil
 }
