@@ -292,6 +292,9 @@ func (s *NNSGHMC) stepFusedExact(st *State) {
 			u, du, gf := s.feat.U[lo:hi], s.feat.DU[lo:hi], s.feat.GFeat[lo:hi]
 			grad, noise := st.Eval.Grad[lo:hi], m.noise[lo:hi]
 			gammaP, gammaThet := m.gammaP[lo:hi], m.gammaThet[lo:hi]
+			// two passes, the momenta then the positions: each iteration is
+			// half as long a chain of dependent operations, so the processor
+			// overlaps consecutive ones
 			for i, pi := range p {
 				f, dfu, dfx := fq.q2(u[i], ms*pi)
 				q, gate := finish(f)
@@ -303,12 +306,15 @@ func (s *NNSGHMC) stepFusedExact(st *State) {
 				if inside {
 					gp = dQdu*du[i] + dDdp + 2*cfg.Alpha*q*dQdp
 				}
-				pn := pi - eta*(q*grad[i]+d*pi) + eta*gp + math.Sqrt(2*eta*d)*noise[i]
+				p[i] = pi - eta*(q*grad[i]+d*pi) + eta*gp + math.Sqrt(2*eta*d)*noise[i]
+				gammaP[i] = gp
+			}
+			for i, pn := range p {
 				f2, _, dfx2 := fq.q2(u[i], ms*pn)
 				q2, gate2 := finish(f2)
 				gt := -(gate2 * ms * dfx2)
 				theta[i] += eta * (q2*pn + gt)
-				gammaP[i], gammaThet[i], p[i] = gp, gt, pn
+				gammaThet[i] = gt
 			}
 		}, nil
 	})
