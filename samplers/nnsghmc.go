@@ -131,14 +131,19 @@ func (cfg *NNConfig) Features(e *tasks.Eval, d, k int, n float64, f *Features) {
 	f.DU = grow(f.DU, d*k)
 	f.GFeat = grow(f.GFeat, d*k)
 	su, sg := cfg.EnergyScale/n, cfg.GradScale/n
-	for i := 0; i < d; i++ {
-		for c := 0; c < k; c++ {
-			j := i*k + c
-			f.U[j] = su * (e.U[c] + (coef-1)*e.Prior[c])
-			f.DU[j] = su * (e.Grad[j] + (coef-1)*e.PriorGrad[j])
-			f.GFeat[j] = sg * e.Grad[j]
-		}
+	u := make([]float64, k)
+	for c := range u {
+		u[c] = su * (e.U[c] + (coef-1)*e.Prior[c])
 	}
+	graph.ShareSpans(d*k, 1<<14, func() (func(lo, hi int), func()) {
+		return func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				f.U[j] = u[j%k]
+				f.DU[j] = su * (e.Grad[j] + (coef-1)*e.PriorGrad[j])
+				f.GFeat[j] = sg * e.Grad[j]
+			}
+		}, nil
+	})
 }
 
 func grow(x []float64, n int) []float64 {
