@@ -133,9 +133,12 @@ type fusedFD struct {
 	su, sg, coef float64
 }
 
-// span advances the coordinates [lo, hi) two at a time (the last one twice
-// when their number is odd): the two coordinates' networks are evaluated
-// together, which keeps the processor busy while each waits on its sums.
+// span advances the coordinates [lo, hi) in two passes, the momenta then
+// the positions, each two coordinates at a time (the last one twice when
+// their number is odd): the two coordinates' networks are evaluated
+// together, and each pass's iterations are short chains of dependent
+// operations, so the processor overlaps them. The first pass leaves p_t and
+// Q_f(u_t, p_t) in the memory, where the second reads them.
 func (f *fusedFD) span(st *State, e *tasks.Eval, lo, hi int) {
 	cfg := &f.cfg
 	m, k := st.nn, f.k
@@ -144,40 +147,48 @@ func (f *fusedFD) span(st *State, e *tasks.Eval, lo, hi int) {
 	mu, mp, mq, mqhat := m.u[lo:hi], m.p[lo:hi], m.q[lo:hi], m.qhat[lo:hi]
 	gammaP, gammaThet := m.gammaP[lo:hi], m.gammaThet[lo:hi]
 	eta, ms, sg := cfg.StepSize, cfg.MomentumScale, f.sg
-	ca := lo % k
-	for a := 0; a < len(theta); a += 2 {
-		b, cb := a+1, ca+1
-		if cb == k {
-			cb = 0
+	// pairs calls step on the coordinate pairs (a, b) and their chains
+	pairs := func(step func(a, b, ca, cb int)) {
+		ca := lo % k
+		for a := 0; a < len(theta); a += 2 {
+			b, cb := a+1, ca+1
+			if cb == k {
+				cb = 0
+			}
+			if b == len(theta) {
+				b, cb = a, ca
+			}
+			step(a, b, ca, cb)
+			if ca = cb + 1; ca == k {
+				ca = 0
+			}
 		}
-		if b == len(theta) {
-			b, cb = a, ca
-		}
+	}
+	pairs(func(a, b, ca, cb int) {
 		pa, pb := p[a], p[b]
 		// Q_f, f_D and f_D at the previous momentum
 		qa, qb := f.fq.pair(ca, ms*pa, cb, ms*pb)
 		qa, qb = f.finishQ(qa), f.finishQ(qb)
 		fa, ha, fb, hb := f.fd.quad(ca, ms*pa, ms*mp[a], sg*grad[a], cb, ms*pb, ms*mp[b], sg*grad[b])
-		// the momentum update
 		du := f.su * (grad[a] + (f.coef-1)*priorGrad[a])
 		pna, gpa := f.momentum(qa, fa, ha, pa, grad[a], du, f.u[ca], mu[a], mp[a], mq[a], mqhat[a], noise[a])
 		du = f.su * (grad[b] + (f.coef-1)*priorGrad[b])
 		pnb, gpb := f.momentum(qb, fb, hb, pb, grad[b], du, f.u[cb], mu[b], mp[b], mq[b], mqhat[b], noise[b])
-		// Q'_f at the new momentum, and the position update
-		q2a, q2b := f.fq.pair(ca, ms*pna, cb, ms*pnb)
-		q2a, q2b = f.finishQ(q2a), f.finishQ(q2b)
-		gta, gtb := -quotient(q2a-qa, pna-pa), -quotient(q2b-qb, pnb-pb)
-		tha, thb := theta[a]+eta*(q2a*pna+gta), theta[b]+eta*(q2b*pnb+gtb)
 		// every read is done: write (b == a writes the same values twice)
 		ua, ub := f.u[ca], f.u[cb]
-		theta[a], gammaP[a], gammaThet[a] = tha, gpa, gta
-		mu[a], mp[a], mq[a], mqhat[a], p[a] = ua, pa, qa, q2a, pna
-		theta[b], gammaP[b], gammaThet[b] = thb, gpb, gtb
-		mu[b], mp[b], mq[b], mqhat[b], p[b] = ub, pb, qb, q2b, pnb
-		if ca = cb + 1; ca == k {
-			ca = 0
-		}
-	}
+		gammaP[a], mu[a], mp[a], mq[a], p[a] = gpa, ua, pa, qa, pna
+		gammaP[b], mu[b], mp[b], mq[b], p[b] = gpb, ub, pb, qb, pnb
+	})
+	pairs(func(a, b, ca, cb int) {
+		// Q'_f at the new momentum, and the position update
+		pna, pnb := p[a], p[b]
+		q2a, q2b := f.fq.pair(ca, ms*pna, cb, ms*pnb)
+		q2a, q2b = f.finishQ(q2a), f.finishQ(q2b)
+		gta, gtb := -quotient(q2a-mq[a], pna-mp[a]), -quotient(q2b-mq[b], pnb-mp[b])
+		tha, thb := theta[a]+eta*(q2a*pna+gta), theta[b]+eta*(q2b*pnb+gtb)
+		theta[a], gammaThet[a], mqhat[a] = tha, gta, q2a
+		theta[b], gammaThet[b], mqhat[b] = thb, gtb, q2b
+	})
 }
 
 // finishQ turns an output of f_Q into Q_f (finishQ's sum, without its gate).
