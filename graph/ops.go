@@ -67,15 +67,22 @@ func (op elemOp) apply(x float64) float64 {
 	case kindAbs:
 		return math.Abs(x)
 	case kindSign:
-		switch {
-		case x > 0:
-			return 1
-		case x < 0:
-			return -1
-		}
-		return 0
+		return AbsGrad(x)
 	}
 	return x // Copy
+}
+
+// AbsGrad is the derivative that Abs's gradient uses: sign(x), 0 at 0.
+// Code that computes the same derivative without a graph uses it, so that
+// both agree where x is 0.
+func AbsGrad(x float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return 0
 }
 
 func (op elemOp) apply32(x float32) float32 {

@@ -311,7 +311,7 @@ func (s *NNSGHMC) stepFusedExact(st *State) {
 				q, gate := finish(f)
 				dQdu, dQdp := gate*dfu, gate*ms*dfx
 				fD, dfD := fd.d3(u[i], ms*pi, gf[i])
-				dDdp := cfg.DScale * ms * sign(fD) * dfD
+				dDdp := cfg.DScale * ms * graph.AbsGrad(fD) * dfD
 				d, inside := s.diffusion(q, cfg.DScale*math.Abs(fD))
 				gp := dQdu * du[i]
 				if inside {

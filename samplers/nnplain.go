@@ -1,6 +1,10 @@
 package samplers
 
-import "math"
+import (
+	"math"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
+)
 
 // This file holds NNSGHMC's step without a graph: exact Γ from the
 // networks' input gradients (GammaExact; it agrees with differentiating the
@@ -72,7 +76,7 @@ func (s *NNSGHMC) evalDPartGrad(u, p, g, out, dp []float64) {
 	cfg.D.InputGrad(s.in, s.onesFor(len(p)), out, s.dx)
 	// ∂(s_D·|f|)/∂p = s_D·sign(f)·m·∂f/∂(m·p)
 	for i, f := range out {
-		dp[i] = cfg.DScale * cfg.MomentumScale * sign(f) * s.dx[3*i+1]
+		dp[i] = cfg.DScale * cfg.MomentumScale * graph.AbsGrad(f) * s.dx[3*i+1]
 		out[i] = cfg.DScale * math.Abs(f)
 	}
 }
@@ -91,17 +95,6 @@ func (s *NNSGHMC) onesFor(n int) []float64 {
 		s.ones = append(s.ones, 1)
 	}
 	return s.ones[:n]
-}
-
-// sign is the derivative of |x|, 0 at 0.
-func sign(x float64) float64 {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
-	}
-	return 0
 }
 
 // diffusion returns D_f from Q_f and the network part, and whether the clamp
