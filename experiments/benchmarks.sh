@@ -43,6 +43,8 @@ run "One step on mnist-nt: NNSGHMC with finite-difference Γ vs SGHMC, pure Go B
 	go test ./cmd/internal/catalog -run '^$' -bench MNISTNTStepRatio -benchtime 10x
 run "The same with OpenBLAS" \
 	go test -tags openblas ./cmd/internal/catalog -run '^$' -bench MNISTNTStepRatio -benchtime 10x
+run "One step on piano-gru, 200 hidden units, 20 chains: NNSGHMC with exact Γ vs SGHMC, on the same sequences" \
+	go test ./cmd/internal/catalog -run '^$' -bench PianoGRUStepRatio -benchtime 4x
 run "Bayesian GRU energy + gradient of an 870-frame sequence, 20 chains: segment-chained graph vs hand-written oracle, on one CPU and (the graph's chain groups in parallel) on two" \
 	go test ./tasks/gru -run '^$' -bench Energy -benchtime 3x -cpu 1,2
 run "Scoring Piano's test split, 20 chains, H = 200" \

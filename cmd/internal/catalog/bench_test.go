@@ -66,17 +66,24 @@ func BenchmarkMNISTNTStep(b *testing.B) {
 // mnistNT returns the mnist-nt task in dtype dt and its target for 20 chains.
 func mnistNT(b *testing.B, dt graph.Dtype) (*Task, tasks.Target) {
 	b.Helper()
+	task := mnistNTTask(b, dt)
+	target, err := task.NewTarget(20, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return task, target
+}
+
+// mnistNTTask returns the mnist-nt task in dtype dt.
+func mnistNTTask(b *testing.B, dt graph.Dtype) *Task {
+	b.Helper()
 	o := DefaultOptions
 	o.Dtype = dt
 	task, err := New("mnist-nt", o)
 	if err != nil {
 		b.Fatal(err)
 	}
-	target, err := task.NewTarget(20, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return task, target
+	return task
 }
 
 func nn(task *Task, target tasks.Target, gamma samplers.Gamma) (samplers.Kernel, error) {
@@ -103,50 +110,90 @@ func BenchmarkMNISTNTStepRatio(b *testing.B) {
 		dt   graph.Dtype
 	}{{"float64", graph.Float64}, {"float32", graph.Float32}} {
 		b.Run(dt.name, func(b *testing.B) {
-			task, target := mnistNT(b, dt.dt)
-			d := task.Defaults
-			sg, err := samplers.NewSGHMC(target, d.StepSize["sghmc"], d.SGHMCAlpha/d.StepSize["sghmc"])
-			if err != nil {
-				b.Fatal(err)
-			}
-			nnk, err := nn(task, target, samplers.GammaFD)
-			if err != nil {
-				b.Fatal(err)
-			}
-			rng := rand.New(rand.NewPCG(1, 1))
-			var states [2]*samplers.State
-			kernels := [2]samplers.Kernel{sg, nnk}
-			for i, k := range kernels {
-				if states[i], err = k.Init(task.Init(rng, 20), nil); err != nil {
-					b.Fatal(err)
-				}
-				if err := k.Step(rng, states[i]); err != nil {
-					b.Fatal(err)
-				}
-			}
-			const block = 2
-			var ts [2][]float64
-			var ratios []float64
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				var t [2]float64
-				for j, k := range kernels {
-					start := time.Now()
-					for s := 0; s < block; s++ {
-						if err := k.Step(rng, states[j]); err != nil {
-							b.Fatal(err)
-						}
-					}
-					t[j] = time.Since(start).Seconds() * 1000 / block
-					ts[j] = append(ts[j], t[j])
-				}
-				ratios = append(ratios, t[1]/t[0])
-			}
-			b.ReportMetric(median(ts[0]), "sghmc-ms")
-			b.ReportMetric(median(ts[1]), "nnsghmc-fd-ms")
-			b.ReportMetric(median(ratios), "ratio-median")
+			task := mnistNTTask(b, dt.dt)
+			stepRatio(b, task, func(t tasks.Target) (samplers.Kernel, error) {
+				return nn(task, t, samplers.GammaFD)
+			}, 2, "nnsghmc-fd-ms")
 		})
 	}
+}
+
+// BenchmarkPianoGRUStepRatio is BenchmarkMNISTNTStepRatio for the GRU
+// evaluations: one step of SGHMC and of NNSGHMC with exact Γ (the
+// evaluations' setting) on piano-gru with 200 hidden units and 20 chains
+// (3.8 million coordinates), one step per block.
+//
+//	METASGMCMC_DATA=… go test ./cmd/internal/catalog -run '^$' -bench PianoGRUStepRatio -benchtime 4x
+func BenchmarkPianoGRUStepRatio(b *testing.B) {
+	haveData(b, "music/Piano_midi.mat")
+	o := DefaultOptions
+	o.Hidden = 200
+	task, err := New("piano-gru", o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := task.Defaults
+	cfg := d.NN
+	d.TuneNN(&cfg)
+	cfg.Gamma, cfg.StepSize = samplers.GammaExact, d.StepSize["nnsghmc"]
+	cfg.Alpha = d.AlphaCoef / cfg.StepSize
+	cfg.RandomNets(d.QHidden, d.DHidden, rand.New(rand.NewPCG(2, 2)))
+	stepRatio(b, task, func(t tasks.Target) (samplers.Kernel, error) {
+		return samplers.NewNNSGHMC(t, cfg)
+	}, 1, "nnsghmc-exact-ms")
+}
+
+// stepRatio alternates blocks of SGHMC steps (the task's settings) and of
+// steps of the kernel newNN makes, and reports the median time of each and
+// the median ratio. Each kernel has its own target and generator, seeded
+// alike, so both see the same minibatches (on the GRU tasks one sequence of
+// random length, which sets the step's cost).
+func stepRatio(b *testing.B, task *Task, newNN func(tasks.Target) (samplers.Kernel, error), block int, nnName string) {
+	d := task.Defaults
+	var kernels [2]samplers.Kernel
+	var rngs [2]*rand.Rand
+	var states [2]*samplers.State
+	for i := range kernels {
+		target, err := task.NewTarget(20, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i == 0 {
+			kernels[i], err = samplers.NewSGHMC(target, d.StepSize["sghmc"], d.SGHMCAlpha/d.StepSize["sghmc"])
+		} else {
+			kernels[i], err = newNN(target)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		rngs[i] = rand.New(rand.NewPCG(1, 1))
+		if states[i], err = kernels[i].Init(task.Init(rngs[i], 20), nil); err != nil {
+			b.Fatal(err)
+		}
+		if err := kernels[i].Step(rngs[i], states[i]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var ts [2][]float64
+	var ratios []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var t [2]float64
+		for j, k := range kernels {
+			start := time.Now()
+			for s := 0; s < block; s++ {
+				if err := k.Step(rngs[j], states[j]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			t[j] = time.Since(start).Seconds() * 1000 / float64(block)
+			ts[j] = append(ts[j], t[j])
+		}
+		ratios = append(ratios, t[1]/t[0])
+	}
+	b.ReportMetric(median(ts[0]), "sghmc-ms")
+	b.ReportMetric(median(ts[1]), nnName)
+	b.ReportMetric(median(ratios), "ratio-median")
 }
 
 func median(x []float64) float64 {
