@@ -21,9 +21,10 @@ const (
 	kindNeg                       // −x
 	kindAbs                       // |x|
 	kindSign                      // sign(x), 0 at 0 (not differentiable)
+	kindSqrt                      // √x
 )
 
-var kindNames = [...]string{"Copy", "Clamp", "ClampGate", "Neg", "Abs", "Sign"}
+var kindNames = [...]string{"Copy", "Clamp", "ClampGate", "Neg", "Abs", "Sign", "Sqrt"}
 
 // elemOp is a unary element-wise Gorgonia op whose symbolic derivative is
 // built only from ops that can themselves be differentiated again: the
@@ -68,6 +69,8 @@ func (op elemOp) apply(x float64) float64 {
 		return math.Abs(x)
 	case kindSign:
 		return AbsGrad(x)
+	case kindSqrt:
+		return math.Sqrt(x)
 	}
 	return x // Copy
 }
@@ -184,7 +187,8 @@ func (op elemOp) DiffWRT(int) []bool {
 }
 
 // SymDiff builds the derivative expression: grad for Copy, −grad for Neg,
-// grad ⊙ gate(x) for Clamp, grad ⊙ sign(x) for Abs, nothing for the gates.
+// grad ⊙ gate(x) for Clamp, grad ⊙ sign(x) for Abs, grad / (2·√x) for
+// Sqrt, nothing for the gates.
 func (op elemOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	var gate elemOp
 	switch op.kind {
@@ -196,6 +200,11 @@ func (op elemOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) 
 		gate = elemOp{kind: kindClampGate, lo: op.lo, hi: op.hi}
 	case kindAbs:
 		gate = elemOp{kind: kindSign}
+	case kindSqrt:
+		// Gorgonia's own derivative of its Sqrt, term for term
+		two := Scalar(output.Graph(), output.Dtype(), 2)
+		d, err := G.HadamardDiv(grad, G.Must(G.HadamardProd(two, output)))
+		return G.Nodes{d}, err
 	default:
 		return G.Nodes{nil}, nil
 	}
@@ -235,6 +244,10 @@ func Neg(x *G.Node) *G.Node { return applyElem(elemOp{kind: kindNeg}, x) }
 // Abs is |x|, which writes into its last result like Neg. Its derivative
 // is grad ⊙ sign(x) (0 at 0, as Gorgonia's), differentiable again (to 0).
 func Abs(x *G.Node) *G.Node { return applyElem(elemOp{kind: kindAbs}, x) }
+
+// Sqrt is √x, which writes into its last result like Neg, with Gorgonia's
+// derivative grad / (2·√x), differentiable again.
+func Sqrt(x *G.Node) *G.Node { return applyElem(elemOp{kind: kindSqrt}, x) }
 
 // Clamp is min(max(x, lo), hi). Its derivative is 1 strictly inside (lo, hi)
 // and 0 where the clamp is active; the derivative is itself differentiable.

@@ -96,14 +96,14 @@ func BuildStep(cfg NNConfig, n int, dt tensor.Dtype, opts ...StepOptions) (*Step
 	eta := s.Eta
 	// p_{t+1} = p − η(Q⊙∇Ũ + D⊙p) + ηΓ_p + √(2ηD)⊙ξ
 	drift := b.add(b.mul(s.Q, s.Grad), b.mul(s.D, s.P))
-	pn := b.add(s.P, graph.Neg(b.scale(eta, drift))) // p − η·drift; see graph.Neg
+	pn := b.add(s.P, b.elem(graph.Neg, b.scale(eta, drift))) // p − η·drift; see graph.Neg
 	if cfg.Gamma == GammaExact {
 		dQdu := b.grad(b.sum(s.Q), uIn)
 		dDdp := b.grad(b.sum(s.D), pIn)
 		s.GammaP = b.add(b.mul(dQdu, s.DU), dDdp)
 		pn = b.add(pn, b.scale(eta, s.GammaP))
 	}
-	sd := b.must(G.Sqrt(b.scale(b.scale(sc(2), eta), s.D)))
+	sd := b.elem(graph.Sqrt, b.scale(b.scale(sc(2), eta), s.D))
 	s.PNext = b.add(pn, b.mul(sd, s.Noise))
 
 	// θ_{t+1} = θ + η(Q'⊙p_{t+1} + Γ'_θ), with Q' at the new momentum
@@ -162,6 +162,14 @@ func (b *builder) add(x, y *G.Node) *G.Node {
 		return nil
 	}
 	return b.must(G.Add(x, y))
+}
+
+// elem applies one of graph's element-wise ops (Neg, Abs, Sqrt) to x.
+func (b *builder) elem(op func(*G.Node) *G.Node, x *G.Node) *G.Node {
+	if !b.ok() {
+		return nil
+	}
+	return op(x)
 }
 
 func (b *builder) mul(x, y *G.Node) *G.Node {
@@ -247,7 +255,7 @@ func (b *builder) df(s *StepGraph, u, p, g, q *G.Node) *G.Node {
 	if !b.ok() {
 		return nil
 	}
-	d := b.scale(graph.Scalar(b.g, b.dt, cfg.DScale), graph.Abs(f))
+	d := b.scale(graph.Scalar(b.g, b.dt, cfg.DScale), b.elem(graph.Abs, f))
 	if cfg.Alpha != 0 {
 		d = b.add(d, b.scale(graph.Scalar(b.g, b.dt, cfg.Alpha), b.mul(q, q)))
 	}
