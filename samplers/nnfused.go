@@ -7,15 +7,15 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
-// This file holds the fused finite-difference step: what stepPlain computes
-// with GammaFD after the first step, for the trained networks' shape (one
-// hidden layer, ReLU), in one pass over the coordinates, shared out among
-// the processors. Each coordinate's networks, differences and update are
-// computed in registers, so the step reads and writes every vector once
-// instead of the generic path's dozens of passes over scratch vectors. It
-// evaluates the networks in the order of graph's row kernels and the
-// update in stepPlain's order, so it gives stepPlain's result bit for bit
-// (TestFusedFDStepMatchesPlain).
+// This file holds the fused steps: what stepPlain computes with GammaFD
+// after the first step, and with GammaExact, for the trained networks'
+// shape (one hidden layer, ReLU), in one pass over the coordinates shared
+// out among the processors. Each coordinate's networks, differences and
+// update are computed in registers, so the step reads and writes every
+// vector once instead of the generic path's dozens of passes over scratch
+// vectors. They evaluate the networks in the order of graph's row kernels
+// and the update with stepPlain's own helpers, so they give stepPlain's
+// result bit for bit (TestFusedStepsMatchPlain).
 
 // fusedSpan is the number of coordinates a worker of the fused step takes at
 // a time.
@@ -105,21 +105,10 @@ func (s *NNSGHMC) canFuse(m *nnMemory) bool {
 func (s *NNSGHMC) stepFusedFD(st *State, e *tasks.Eval) {
 	cfg := &s.cfg
 	m := st.nn
-	n, k := len(st.Theta), s.k
-	coef := 1.0
-	if cfg.TrainDim > 0 {
-		coef = float64(cfg.TrainDim) / float64(s.d)
-	}
-	nData := s.target.DataSize()
-	su, sg := cfg.EnergyScale/nData, cfg.GradScale/nData
-	u := make([]float64, k)
-	for c := range u {
-		u[c] = su * (e.U[c] + (coef-1)*e.Prior[c])
-	}
-	fq, fd := newShallowNet(cfg.Q, u), newShallowNet(cfg.D, u)
+	n := len(st.Theta)
+	sc := cfg.scales(e, s.d, s.target.DataSize())
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
-
-	f := &fusedFD{NNSGHMC: s, fq: fq, fd: fd, u: u, su: su, sg: sg, coef: coef}
+	f := &fusedFD{NNSGHMC: s, featureScales: sc, fq: newShallowNet(cfg.Q, sc.u), fd: newShallowNet(cfg.D, sc.u)}
 	graph.ShareSpans(n, fusedSpan, func() (func(lo, hi int), func()) {
 		return func(lo, hi int) { f.span(st, e, lo, hi) }, nil
 	})
@@ -128,9 +117,8 @@ func (s *NNSGHMC) stepFusedFD(st *State, e *tasks.Eval) {
 // fusedFD holds one fused step's constants.
 type fusedFD struct {
 	*NNSGHMC
-	fq, fd       shallowNet
-	u            []float64 // u per chain
-	su, sg, coef float64
+	featureScales
+	fq, fd shallowNet
 }
 
 // span advances the coordinates [lo, hi) in two passes, the momenta then
@@ -168,7 +156,8 @@ func (f *fusedFD) span(st *State, e *tasks.Eval, lo, hi int) {
 		pa, pb := p[a], p[b]
 		// Q_f, f_D and f_D at the previous momentum
 		qa, qb := f.fq.pair(ca, ms*pa, cb, ms*pb)
-		qa, qb = f.finishQ(qa), f.finishQ(qb)
+		qa, _ = cfg.qOf(qa)
+		qb, _ = cfg.qOf(qb)
 		fa, ha, fb, hb := f.fd.quad(ca, ms*pa, ms*mp[a], sg*grad[a], cb, ms*pb, ms*mp[b], sg*grad[b])
 		du := f.su * (grad[a] + (f.coef-1)*priorGrad[a])
 		pna, gpa := f.momentum(qa, fa, ha, pa, grad[a], du, f.u[ca], mu[a], mp[a], mq[a], mqhat[a], noise[a])
@@ -183,21 +172,13 @@ func (f *fusedFD) span(st *State, e *tasks.Eval, lo, hi int) {
 		// Q'_f at the new momentum, and the position update
 		pna, pnb := p[a], p[b]
 		q2a, q2b := f.fq.pair(ca, ms*pna, cb, ms*pnb)
-		q2a, q2b = f.finishQ(q2a), f.finishQ(q2b)
+		q2a, _ = cfg.qOf(q2a)
+		q2b, _ = cfg.qOf(q2b)
 		gta, gtb := -quotient(q2a-mq[a], pna-mp[a]), -quotient(q2b-mq[b], pnb-mp[b])
 		tha, thb := theta[a]+eta*(q2a*pna+gta), theta[b]+eta*(q2b*pnb+gtb)
 		theta[a], gammaThet[a], mqhat[a] = tha, gta, q2a
 		theta[b], gammaThet[b], mqhat[b] = thb, gtb, q2b
 	})
-}
-
-// finishQ turns an output of f_Q into Q_f (finishQ's sum, without its gate).
-func (f *fusedFD) finishQ(v float64) float64 {
-	cfg := &f.cfg
-	if cfg.ClampQ > 0 && !(v > -cfg.ClampQ && v < cfg.ClampQ) {
-		v = math.Min(math.Max(v, -cfg.ClampQ), cfg.ClampQ)
-	}
-	return cfg.Beta + v
 }
 
 // momentum is stepPlain's momentum update of one coordinate with
@@ -209,12 +190,8 @@ func (f *fusedFD) momentum(q, fNow, fHat, p, g, du, u, mu, mp, mq, mqhat, noise 
 	dQdp := quotient(mqhat-mq, p-mp)
 	dDdp := quotient(dpart-dhat, p-mp)
 	d, inside := f.diffusion(q, dpart)
-	gp = dQdu * du
-	if inside {
-		gp = dQdu*du + dDdp + 2*cfg.Alpha*q*dQdp
-	}
-	pn = p - cfg.StepSize*(q*g+d*p) + cfg.StepSize*gp + math.Sqrt(2*cfg.StepSize*d)*noise
-	return pn, gp
+	gp = f.gammaP(q, inside, dQdu, du, dDdp, dQdp)
+	return f.nextMomentum(q, d, gp, p, g, noise), gp
 }
 
 // gradNet is a one-hidden-layer ReLU network with 2 or 3 inputs that
@@ -235,16 +212,6 @@ func newGradNet(net *graph.MLPWeights) gradNet {
 	return n
 }
 
-// on is w where a ReLU unit with pre-activation z is on and +0 where it is
-// off, without a branch.
-func on(z, w float64) float64 {
-	var m uint64
-	if z > 0 {
-		m = ^uint64(0)
-	}
-	return math.Float64frombits(math.Float64bits(w) & m)
-}
-
 // q2 evaluates f_Q at (u, x) with ∂f/∂u and ∂f/∂x.
 func (n *gradNet) q2(u, x float64) (f, du, dx float64) {
 	h := len(n.b0)
@@ -253,7 +220,7 @@ func (n *gradNet) q2(u, x float64) (f, du, dx float64) {
 	for j, bj := range n.b0 {
 		z := bj + u*w0[j] + x*wx[j]
 		sum += max(z, 0) * w1[j]
-		c := on(z, w1[j])
+		c := graph.ReLUGate(z, w1[j])
 		d0 += c * w0[j]
 		d1 += c * wx[j]
 	}
@@ -268,7 +235,7 @@ func (n *gradNet) d3(u, x, g float64) (f, dx float64) {
 	for j, bj := range n.b0 {
 		z := bj + u*w0[j] + x*wx[j] + g*wg[j]
 		sum += max(z, 0) * w1[j]
-		d1 += on(z, w1[j]) * wx[j]
+		d1 += graph.ReLUGate(z, w1[j]) * wx[j]
 	}
 	return n.b1 + sum, d1
 }
@@ -288,15 +255,6 @@ func (s *NNSGHMC) stepFusedExact(st *State) {
 	fq, fd := newGradNet(cfg.Q), newGradNet(cfg.D)
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
 	eta, ms := cfg.StepSize, cfg.MomentumScale
-	// finish turns f_Q's output into Q_f and the clamp's gate
-	finish := func(f float64) (q, gate float64) {
-		gate = 1
-		if cfg.ClampQ > 0 && !(f > -cfg.ClampQ && f < cfg.ClampQ) {
-			f = math.Min(math.Max(f, -cfg.ClampQ), cfg.ClampQ)
-			gate = 0
-		}
-		return cfg.Beta + f, gate
-	}
 	graph.ShareSpans(n, fusedSpan, func() (func(lo, hi int), func()) {
 		return func(lo, hi int) {
 			theta, p := st.Theta[lo:hi], st.P[lo:hi]
@@ -308,21 +266,17 @@ func (s *NNSGHMC) stepFusedExact(st *State) {
 			// overlaps consecutive ones
 			for i, pi := range p {
 				f, dfu, dfx := fq.q2(u[i], ms*pi)
-				q, gate := finish(f)
+				q, gate := cfg.qOf(f)
 				dQdu, dQdp := gate*dfu, gate*ms*dfx
 				fD, dfD := fd.d3(u[i], ms*pi, gf[i])
 				dDdp := cfg.DScale * ms * graph.AbsGrad(fD) * dfD
 				d, inside := s.diffusion(q, cfg.DScale*math.Abs(fD))
-				gp := dQdu * du[i]
-				if inside {
-					gp = dQdu*du[i] + dDdp + 2*cfg.Alpha*q*dQdp
-				}
-				p[i] = pi - eta*(q*grad[i]+d*pi) + eta*gp + math.Sqrt(2*eta*d)*noise[i]
-				gammaP[i] = gp
+				gp := s.gammaP(q, inside, dQdu, du[i], dDdp, dQdp)
+				p[i], gammaP[i] = s.nextMomentum(q, d, gp, pi, grad[i], noise[i]), gp
 			}
 			for i, pn := range p {
 				f2, _, dfx2 := fq.q2(u[i], ms*pn)
-				q2, gate2 := finish(f2)
+				q2, gate2 := cfg.qOf(f2)
 				gt := -(gate2 * ms * dfx2)
 				theta[i] += eta * (q2*pn + gt)
 				gammaThet[i] = gt

@@ -46,16 +46,22 @@ func (s *NNSGHMC) qInputs(u, p []float64) {
 
 // finishQ turns f_Q's outputs into Q_f in place and sets the clamp's gate.
 func (s *NNSGHMC) finishQ(out []float64) {
-	cfg := &s.cfg
 	s.gate = grow(s.gate, len(out))
 	for i, f := range out {
-		s.gate[i] = 1
-		if cfg.ClampQ > 0 && !(f > -cfg.ClampQ && f < cfg.ClampQ) {
-			f = math.Min(math.Max(f, -cfg.ClampQ), cfg.ClampQ)
-			s.gate[i] = 0 // the clamp binds: no derivative passes
-		}
-		out[i] = cfg.Beta + f
+		out[i], s.gate[i] = s.cfg.qOf(f)
 	}
+}
+
+// qOf turns an output f of f_Q into Q_f = β + clamp(f, ±ClampQ) and the
+// clamp's gate: 1 where it does not bind, 0 where it does (no derivative
+// passes).
+func (cfg *NNConfig) qOf(f float64) (q, gate float64) {
+	gate = 1
+	if cfg.ClampQ > 0 && !(f > -cfg.ClampQ && f < cfg.ClampQ) {
+		f = math.Min(math.Max(f, -cfg.ClampQ), cfg.ClampQ)
+		gate = 0
+	}
+	return cfg.Beta + f, gate
 }
 
 // evalDPart computes s_D·|f_D(u, m·p, g)| for every coordinate.
@@ -109,6 +115,22 @@ func (s *NNSGHMC) diffusion(q, dpart float64) (float64, bool) {
 		return cfg.DMax, false
 	}
 	return d, true
+}
+
+// gammaP is Γ_p of one coordinate, ∂Q_f/∂u·∂u/∂θ plus, where D_f's clamp
+// does not bind (inside), ∂D_f/∂p = ∂(s_D|f_D|)/∂p + 2α·Q_f·∂Q_f/∂p.
+func (s *NNSGHMC) gammaP(q float64, inside bool, dQdu, du, dDdp, dQdp float64) float64 {
+	if inside {
+		return dQdu*du + dDdp + 2*s.cfg.Alpha*q*dQdp
+	}
+	return dQdu * du
+}
+
+// nextMomentum is p_{t+1} = p − η(Q_f·∇Ũ + D_f·p) + η·Γ_p + √(2η·D_f)·ξ of
+// one coordinate.
+func (s *NNSGHMC) nextMomentum(q, d, gp, p, g, noise float64) float64 {
+	eta := s.cfg.StepSize
+	return p - eta*(q*g+d*p) + eta*gp + math.Sqrt(2*eta*d)*noise
 }
 
 // quotient is a/b, or 0 when b is too small for the quotient to mean
@@ -194,20 +216,13 @@ func (s *NNSGHMC) stepPlain(st *State) {
 	}
 
 	clear(m.gammaP)
-	if exact || fd {
-		for i := range q {
-			if _, inside := s.diffusion(q[i], dpart[i]); inside {
-				m.gammaP[i] = dQdu[i]*du[i] + dDdp[i] + 2*cfg.Alpha*q[i]*dQdp[i]
-			} else {
-				m.gammaP[i] = dQdu[i] * du[i]
-			}
-		}
-	}
-
 	pn := m.newP
 	for i := range p {
-		d, _ := s.diffusion(q[i], dpart[i])
-		pn[i] = p[i] - eta*(q[i]*grad[i]+d*p[i]) + eta*m.gammaP[i] + math.Sqrt(2*eta*d)*m.noise[i]
+		d, inside := s.diffusion(q[i], dpart[i])
+		if exact || fd {
+			m.gammaP[i] = s.gammaP(q[i], inside, dQdu[i], du[i], dDdp[i], dQdp[i])
+		}
+		pn[i] = s.nextMomentum(q[i], d, m.gammaP[i], p[i], grad[i], m.noise[i])
 	}
 
 	q2 := s.q2

@@ -123,18 +123,11 @@ type Features struct {
 // Features computes the networks' inputs from an evaluation of a target of
 // dimension d and data size n with k chains.
 func (cfg *NNConfig) Features(e *tasks.Eval, d, k int, n float64, f *Features) {
-	coef := 1.0
-	if cfg.TrainDim > 0 {
-		coef = float64(cfg.TrainDim) / float64(d)
-	}
 	f.U = grow(f.U, d*k)
 	f.DU = grow(f.DU, d*k)
 	f.GFeat = grow(f.GFeat, d*k)
-	su, sg := cfg.EnergyScale/n, cfg.GradScale/n
-	u := make([]float64, k)
-	for c := range u {
-		u[c] = su * (e.U[c] + (coef-1)*e.Prior[c])
-	}
+	sc := cfg.scales(e, d, n)
+	u, su, sg, coef := sc.u, sc.su, sc.sg, sc.coef
 	graph.ShareSpans(d*k, 1<<14, func() (func(lo, hi int), func()) {
 		return func(lo, hi int) {
 			for j := lo; j < hi; j++ {
@@ -144,6 +137,26 @@ func (cfg *NNConfig) Features(e *tasks.Eval, d, k int, n float64, f *Features) {
 			}
 		}, nil
 	})
+}
+
+// featureScales are what the features of one evaluation share: u per
+// chain, coef = D_train/D, s_u/N and s_g/N.
+type featureScales struct {
+	u            []float64
+	coef, su, sg float64
+}
+
+// scales returns the feature scales of the evaluation e of a target of
+// dimension d and data size n.
+func (cfg *NNConfig) scales(e *tasks.Eval, d int, n float64) featureScales {
+	sc := featureScales{coef: 1, su: cfg.EnergyScale / n, sg: cfg.GradScale / n, u: make([]float64, len(e.U))}
+	if cfg.TrainDim > 0 {
+		sc.coef = float64(cfg.TrainDim) / float64(d)
+	}
+	for c := range sc.u {
+		sc.u[c] = sc.su * (e.U[c] + (sc.coef-1)*e.Prior[c])
+	}
+	return sc
 }
 
 func grow(x []float64, n int) []float64 {
