@@ -3,7 +3,6 @@ package graph
 import (
 	"fmt"
 	"hash"
-	"hash/fnv"
 	"math"
 	"sync"
 
@@ -165,11 +164,7 @@ func (op mlpOp) OverwritesInput() int { return -1 }
 
 func (op mlpOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.%v", op) }
 
-func (op mlpOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op mlpOp) Hashcode() uint32 { return HashOf(op) }
 
 func (op mlpOp) String() string {
 	return fmt.Sprintf("%s%v(%s)", mlpKindNames[op.kind], op.sizes, op.act)

@@ -164,11 +164,7 @@ func (op elemOp) WriteHash(h hash.Hash) {
 	}
 }
 
-func (op elemOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op elemOp) Hashcode() uint32 { return HashOf(op) }
 
 func (op elemOp) String() string {
 	if op.kind == kindClamp || op.kind == kindClampGate {
@@ -222,6 +218,14 @@ func (op elemOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) 
 // DoDiff is required by Gorgonia's LispMachine, which this project does not use.
 func (op elemOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
 	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
+}
+
+// HashOf is the Hashcode that Gorgonia's Op interface asks for, from the
+// op's WriteHash: every op of this project computes it so.
+func HashOf(op interface{ WriteHash(hash.Hash) }) uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
 }
 
 func applyElem(op elemOp, x *G.Node) *G.Node {
@@ -290,9 +294,5 @@ func (op keepAliveOp) ReturnsPtr() bool      { return false }
 func (op keepAliveOp) CallsExtern() bool     { return false }
 func (op keepAliveOp) OverwritesInput() int  { return -1 }
 func (op keepAliveOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.KeepAlive(%d)", op.n) }
-func (op keepAliveOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
-func (op keepAliveOp) String() string { return fmt.Sprintf("KeepAlive(%d)", op.n) }
+func (op keepAliveOp) Hashcode() uint32      { return HashOf(op) }
+func (op keepAliveOp) String() string        { return fmt.Sprintf("KeepAlive(%d)", op.n) }

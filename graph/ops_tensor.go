@@ -3,7 +3,6 @@ package graph
 import (
 	"fmt"
 	"hash"
-	"hash/fnv"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -169,11 +168,7 @@ func (op rangeOp) OverwritesInput() int { return -1 }
 
 func (op rangeOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.%v", op) }
 
-func (op rangeOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op rangeOp) Hashcode() uint32 { return HashOf(op) }
 
 func (op rangeOp) String() string {
 	switch op.kind {

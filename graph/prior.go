@@ -3,7 +3,6 @@ package graph
 import (
 	"fmt"
 	"hash"
-	"hash/fnv"
 	"math"
 
 	"github.com/chewxy/hm"
@@ -139,11 +138,7 @@ func (op priorOp) OverwritesInput() int { return -1 }
 
 func (op priorOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.%v", op) }
 
-func (op priorOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op priorOp) Hashcode() uint32 { return HashOf(op) }
 
 func (op priorOp) String() string {
 	if op.grad {

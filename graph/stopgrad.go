@@ -3,7 +3,6 @@ package graph
 import (
 	"fmt"
 	"hash"
-	"hash/fnv"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -65,13 +64,9 @@ func (op stopGradOp) ReturnsPtr() bool      { return false }
 func (op stopGradOp) CallsExtern() bool     { return false }
 func (op stopGradOp) OverwritesInput() int  { return -1 }
 func (op stopGradOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "metasgmcmc.StopGradient") }
-func (op stopGradOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
-func (op stopGradOp) String() string     { return "StopGradient" }
-func (op stopGradOp) DiffWRT(int) []bool { return []bool{false} }
+func (op stopGradOp) Hashcode() uint32      { return HashOf(op) }
+func (op stopGradOp) String() string        { return "StopGradient" }
+func (op stopGradOp) DiffWRT(int) []bool    { return []bool{false} }
 func (op stopGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
 	return G.Nodes{nil}, nil
 }

@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/metasgmcmc/metasgmcmc/graph"
 )
 
 // dataMatMulOp is the first layer's product X·W of the minibatch X (M, in),
@@ -91,7 +93,7 @@ func (op dataMatMulOp) OverwritesInput() int { return -1 }
 
 func (op dataMatMulOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.bnn.%v", op) }
 
-func (op dataMatMulOp) Hashcode() uint32 { return hashOf(op) }
+func (op dataMatMulOp) Hashcode() uint32 { return graph.HashOf(op) }
 
 func (op dataMatMulOp) String() string {
 	if op.grad {

@@ -3,7 +3,6 @@ package bnn
 import (
 	"fmt"
 	"hash"
-	"hash/fnv"
 	"math"
 
 	"github.com/chewxy/hm"
@@ -149,7 +148,7 @@ func (op biasActOp) OverwritesInput() int { return -1 }
 
 func (op biasActOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.bnn.%v", op) }
 
-func (op biasActOp) Hashcode() uint32 { return hashOf(op) }
+func (op biasActOp) Hashcode() uint32 { return graph.HashOf(op) }
 
 func (op biasActOp) String() string {
 	return fmt.Sprintf("BiasAct%s(first=%v,K=%d)", layerActNames[op.act], op.first, op.k)
@@ -272,7 +271,7 @@ func keepIfPositive[T float32 | float64](v, a T) T {
 
 func (op biasActGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.bnn.%v", op) }
 
-func (op biasActGradOp) Hashcode() uint32 { return hashOf(op) }
+func (op biasActGradOp) Hashcode() uint32 { return graph.HashOf(op) }
 
 func (op biasActGradOp) String() string {
 	wrt := "z"
@@ -290,13 +289,6 @@ func (op biasActGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
 
 func (op biasActGradOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
 	return fmt.Errorf("%v: not differentiable", op)
-}
-
-// hashOf hashes an op by its WriteHash.
-func hashOf(op interface{ WriteHash(hash.Hash) }) uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
 }
 
 // twoShapes returns the two input shapes of op.

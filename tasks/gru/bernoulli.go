@@ -3,7 +3,6 @@ package gru
 import (
 	"fmt"
 	"hash"
-	"hash/fnv"
 	"math"
 
 	"github.com/chewxy/hm"
@@ -138,11 +137,7 @@ func (op bernoulliOp) OverwritesInput() int { return -1 }
 
 func (op bernoulliOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.gru.%v", op) }
 
-func (op bernoulliOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op bernoulliOp) Hashcode() uint32 { return graph.HashOf(op) }
 
 func (op bernoulliOp) String() string {
 	if op.grad {

@@ -3,7 +3,6 @@ package gru
 import (
 	"fmt"
 	"hash"
-	"hash/fnv"
 	"math"
 
 	"github.com/chewxy/hm"
@@ -171,11 +170,7 @@ func (op chainMatOp) OverwritesInput() int { return -1 }
 
 func (op chainMatOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.gru.%v", op) }
 
-func (op chainMatOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op chainMatOp) Hashcode() uint32 { return graph.HashOf(op) }
 
 func (op chainMatOp) String() string {
 	if op.trans {
@@ -346,11 +341,7 @@ func (op actOp) OverwritesInput() int { return -1 }
 
 func (op actOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.gru.%v", op) }
 
-func (op actOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op actOp) Hashcode() uint32 { return graph.HashOf(op) }
 
 func (op actOp) String() string { return actNames[op.kind] }
 
@@ -522,11 +513,7 @@ func (op gateOp) CallsExtern() bool     { return false }
 func (op gateOp) OverwritesInput() int  { return -1 }
 func (op gateOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.gru.%v", op) }
 
-func (op gateOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op gateOp) Hashcode() uint32 { return graph.HashOf(op) }
 
 func (op gateOp) String() string { return fmt.Sprintf("Gate(t=%d, b=%d)", op.t, op.b) }
 
@@ -628,11 +615,7 @@ func (op replayOp) CallsExtern() bool     { return false }
 func (op replayOp) OverwritesInput() int  { return -1 }
 func (op replayOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.gru.%v", op) }
 
-func (op replayOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op replayOp) Hashcode() uint32 { return graph.HashOf(op) }
 
 func (op replayOp) String() string { return fmt.Sprintf("Replay(t=%d, b=%d)", op.t, op.b) }
 
