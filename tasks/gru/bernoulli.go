@@ -79,33 +79,33 @@ func (op bernoulliOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value,
 		return nil, err
 	}
 	keys := ts[0].Shape()[2]
-	switch l := ts[0].Data().(type) {
+	switch ts[0].Data().(type) {
 	case []float64:
-		x, ok := ts[1].Data().([]float64)
-		var g []float64
-		if op.grad {
-			g, ok = ts[2].Data().([]float64)
-		}
-		if !ok {
-			return nil, fmt.Errorf("%v: mixed dtypes", op)
-		}
-		t, out := graph.Output[float64](prealloc, shape, vals...)
-		bernoulli(op.grad, l, x, g, out, keys)
-		return t, nil
+		return bernoulliInto[float64](op, prealloc, vals, ts, shape, keys)
 	case []float32:
-		x, ok := ts[1].Data().([]float32)
-		var g []float32
-		if op.grad {
-			g, ok = ts[2].Data().([]float32)
-		}
-		if !ok {
-			return nil, fmt.Errorf("%v: mixed dtypes", op)
-		}
-		t, out := graph.Output[float32](prealloc, shape, vals...)
-		bernoulli(op.grad, l, x, g, out, keys)
-		return t, nil
+		return bernoulliInto[float32](op, prealloc, vals, ts, shape, keys)
 	}
 	return nil, fmt.Errorf("%v: unsupported dtype %v", op, ts[0].Dtype())
+}
+
+// bernoulliInto runs bernoulli on the data of ts, all of dtype T, into an
+// output of the given shape (prealloc where graph.Output allows).
+func bernoulliInto[T float32 | float64](op bernoulliOp, prealloc G.Value, vals []G.Value, ts []tensor.Tensor, shape tensor.Shape, keys int) (G.Value, error) {
+	data := make([][]T, len(ts))
+	for i, t := range ts {
+		d, ok := t.Data().([]T)
+		if !ok {
+			return nil, fmt.Errorf("%v: mixed dtypes", op)
+		}
+		data[i] = d
+	}
+	var g []T
+	if op.grad {
+		g = data[2]
+	}
+	t, out := graph.Output[T](prealloc, shape, vals...)
+	bernoulli(op.grad, data[0], data[1], g, out, keys)
+	return t, nil
 }
 
 // bernoulli computes the log-likelihood sums (or, with grad, their
