@@ -48,7 +48,10 @@ func Compile(outputs ...*G.Node) (*Program, error) {
 	// number of operands.
 	sink := G.NewUniqueNode(G.WithType(tensor.Float64), G.WithOp(keepAliveOp{n: len(live)}),
 		G.WithChildren(live), G.In(g), G.WithShape())
-	vm := G.NewTapeMachine(g.ExactSubgraphRoots(sink))
+	// WithWatchlist with no nodes watches all: the machine's per-instruction
+	// logging then returns at once (with no logger it prints nothing either
+	// way), instead of looking every instruction's node up in a map.
+	vm := G.NewTapeMachine(g.ExactSubgraphRoots(sink), G.WithWatchlist())
 	return &Program{vm: vm, pc: programCounter(vm), outputs: outputs}, nil
 }
 
