@@ -506,3 +506,25 @@ func TestChainGroupsGiveIdenticalResults(t *testing.T) {
 		}
 	}
 }
+
+// Chains are split into as few groups as reach the largest group that one
+// group per CPU gives, with sizes that differ by at most one.
+func TestSplitChains(t *testing.T) {
+	for _, c := range []struct{ k, procs, groups, largest int }{
+		{20, 1, 0, 0}, {1, 4, 0, 0}, {20, 2, 2, 10}, {20, 3, 3, 7}, {20, 4, 4, 5}, {20, 8, 7, 3},
+		{20, 16, 10, 2}, {20, 20, 20, 1}, {20, 64, 20, 1}, {5, 3, 3, 2}, {7, 6, 4, 2},
+	} {
+		gs := splitChains(c.k, c.procs)
+		largest, smallest, next := 0, c.k, 0
+		for _, g := range gs {
+			if g.off != next {
+				t.Errorf("k %d, %d CPUs: group at %d, want %d", c.k, c.procs, g.off, next)
+			}
+			next += g.k
+			largest, smallest = max(largest, g.k), min(smallest, g.k)
+		}
+		if len(gs) != c.groups || largest != c.largest || (gs != nil && (next != c.k || largest-smallest > 1)) {
+			t.Errorf("k %d, %d CPUs: %v, want %d groups of at most %d", c.k, c.procs, gs, c.groups, c.largest)
+		}
+	}
+}
