@@ -215,14 +215,14 @@ func (s *NNSGHMC) stepPlain(st *State) {
 		s.evalDPart(u, p, gf, dpart)
 	}
 
-	clear(m.gammaP)
 	pn := m.newP
 	for i := range p {
 		d, inside := s.diffusion(q[i], dpart[i])
+		gp := 0.0
 		if exact || fd {
-			m.gammaP[i] = s.gammaP(q[i], inside, dQdu[i], du[i], dDdp[i], dQdp[i])
+			gp = s.gammaP(q[i], inside, dQdu[i], du[i], dDdp[i], dQdp[i])
 		}
-		pn[i] = s.nextMomentum(q[i], d, m.gammaP[i], p[i], grad[i], m.noise[i])
+		m.gammaP[i], pn[i] = gp, s.nextMomentum(q[i], d, gp, p[i], grad[i], m.noise[i])
 	}
 
 	q2 := s.q2

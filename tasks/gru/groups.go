@@ -28,11 +28,8 @@ func splitChains(k, procs int) []chainGroup {
 	if p <= 1 {
 		return nil
 	}
-	size := (k + p - 1) / p
+	size := (k + p - 1) / p // < k, so n ≥ 2
 	n := (k + size - 1) / size
-	if n <= 1 {
-		return nil
-	}
 	gs := make([]chainGroup, n)
 	for g := range gs {
 		off := g * k / n
