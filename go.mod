@@ -5,7 +5,13 @@ go 1.26.8
 require (
 	github.com/chewxy/hm v1.0.0
 	github.com/nlpodyssey/gopickle v0.2.0
+	github.com/schollz/progressbar/v3 v3.14.1
+	github.com/spf13/pflag v1.0.5
+	golang.org/x/sys v0.14.0
+	golang.org/x/term v0.14.0
 	gonum.org/v1/gonum v0.11.0
+	gonum.org/v1/netlib v0.0.0-20220323200511-14de99971b2d
+	gonum.org/v1/plot v0.11.0
 	gorgonia.org/gorgonia v0.9.18
 	gorgonia.org/tensor v0.9.24
 )
@@ -28,17 +34,11 @@ require (
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/rivo/uniseg v0.4.4 // indirect
-	github.com/schollz/progressbar/v3 v3.14.1 // indirect
-	github.com/spf13/pflag v1.0.5 // indirect
 	github.com/xtgo/set v1.0.0 // indirect
 	go4.org/unsafe/assume-no-moving-gc v0.0.0-20231121144256-b99613f794b6 // indirect
 	golang.org/x/image v0.0.0-20220302094943-723b81ca9867 // indirect
-	golang.org/x/sys v0.14.0 // indirect
-	golang.org/x/term v0.14.0 // indirect
 	golang.org/x/text v0.3.7 // indirect
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
-	gonum.org/v1/netlib v0.0.0-20220323200511-14de99971b2d // indirect
-	gonum.org/v1/plot v0.11.0 // indirect
 	google.golang.org/protobuf v1.28.0 // indirect
 	gorgonia.org/cu v0.9.4 // indirect
 	gorgonia.org/dawson v1.2.0 // indirect

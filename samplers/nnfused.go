@@ -21,74 +21,73 @@ import (
 // a time.
 const fusedSpan = 4096
 
+// fusedBlock is the number of coordinates whose networks the finite-difference
+// step evaluates together, into scratch vectors that stay in the first-level
+// cache.
+const fusedBlock = 512
+
 // shallowNet is a one-hidden-layer ReLU network whose first input is the
-// chain's u, the same for all of a chain's coordinates: first[c·h+j] holds
-// hidden unit j's bias plus u_c times its weight, the start of its sum.
+// chain's u, the same for all of a chain's coordinates, evaluated on many
+// coordinates at once. Coordinate i of a state belongs to chain i mod k, so
+// the table holds, for hidden unit j, the start of its sum b0_j + u_c·W0[0,j]
+// for the chains c = 0, 1, …, k−1, 0, 1, … over k+8 columns: any eight
+// consecutive coordinates read eight consecutive columns.
 type shallowNet struct {
-	first []float64 // b0_j + u_c·W0[0,j], per chain c and unit j
-	w     [][]float64
-	w1    []float64
-	b1    float64
+	tab       []float64 // tab[j·stride + c] = b0_j + u_{c mod k}·W0[0,j]
+	stride, k int
+	h, in     int       // hidden units; inputs after u (1 or 2)
+	w         []float64 // per unit j: W0[1,j] (and W0[2,j]), then W1[j]/2
+	b1        float64
 }
 
 // newShallowNet prepares net for chains whose u is u[c].
 func newShallowNet(net *graph.MLPWeights, u []float64) shallowNet {
-	h := net.Hidden[0]
+	h, k := net.Hidden[0], len(u)
 	w0, b0 := net.W[0], net.B[0]
-	s := shallowNet{first: make([]float64, len(u)*h), w1: make([]float64, h), b1: net.B[1][0]}
-	for j, v := range net.W[1][:h] {
-		s.w1[j] = 0.5 * v
-	}
-	for i := 1; i < net.Inputs; i++ {
-		s.w = append(s.w, w0[i*h:(i+1)*h])
-	}
-	for c, uc := range u {
-		for j := 0; j < h; j++ {
-			s.first[c*h+j] = b0[j] + uc*w0[j]
+	s := shallowNet{stride: k + 8, k: k, h: h, in: net.Inputs - 1, b1: net.B[1][0]}
+	s.tab = make([]float64, h*s.stride)
+	for j := 0; j < h; j++ {
+		for c := 0; c < s.stride; c++ {
+			s.tab[j*s.stride+c] = b0[j] + u[c%k]*w0[j]
 		}
+		for i := 1; i < net.Inputs; i++ {
+			s.w = append(s.w, w0[i*h+j])
+		}
+		s.w = append(s.w, 0.5*net.W[1][j])
 	}
 	return s
 }
 
-// pair evaluates the network with inputs (u, x) for two coordinates, of
-// chains ca and cb. Their sums are independent chains of additions, which
-// the processor overlaps; each is formed in the order Eval forms it, with
-// max(z, 0)·w = (z + |z|)·(w/2) exactly.
-func (s *shallowNet) pair(ca int, xa float64, cb int, xb float64) (fa, fb float64) {
-	h := len(s.w1)
-	firstA := s.first[ca*h : (ca+1)*h : (ca+1)*h]
-	firstB := s.first[cb*h : (cb+1)*h : (cb+1)*h]
-	w, w1 := s.w[0][:h], s.w1[:h]
-	sa, sb := 0.0, 0.0
-	for j, za := range firstA {
-		za += xa * w[j]
-		zb := firstB[j] + xb*w[j]
-		sa += (za + math.Abs(za)) * w1[j]
-		sb += (zb + math.Abs(zb)) * w1[j]
+// rows evaluates the network with inputs (u, x[i]), or (u, x[i], g[i]) when g
+// is not nil, into out[i], coordinate 0 being of chain c. Each sum is formed
+// in the order Eval forms it, with max(z, 0)·w = (z + |z|)·(w/2) exactly, so
+// the vector kernels and rowsGo give the same bits.
+func (s *shallowNet) rows(out, x, g []float64, c int) {
+	done := s.rowsSIMD(out, x, g, c)
+	if g != nil {
+		g = g[done:]
 	}
-	return s.b1 + sa, s.b1 + sb
+	s.rowsGo(out[done:], x[done:], g, (c+done)%s.k)
 }
 
-// quad evaluates the network with inputs (u, x, g) for two coordinates, of
-// chains ca and cb, each at two values of x with the same u and g: four
-// independent sums, each formed as in pair.
-func (s *shallowNet) quad(ca int, xa, ya, ga float64, cb int, xb, yb, gb float64) (fxa, fya, fxb, fyb float64) {
-	h := len(s.w1)
-	firstA := s.first[ca*h : (ca+1)*h : (ca+1)*h]
-	firstB := s.first[cb*h : (cb+1)*h : (cb+1)*h]
-	wx, wg, w1 := s.w[0][:h], s.w[1][:h], s.w1[:h]
-	sxa, sya, sxb, syb := 0.0, 0.0, 0.0, 0.0
-	for j, za := range firstA {
-		zb := firstB[j]
-		ta, tb := ga*wg[j], gb*wg[j]
-		zxa, zya := za+xa*wx[j]+ta, za+ya*wx[j]+ta
-		zxb, zyb := zb+xb*wx[j]+tb, zb+yb*wx[j]+tb
-		sxa += (zxa + math.Abs(zxa)) * w1[j]
-		sya += (zya + math.Abs(zya)) * w1[j]
-		sxb += (zxb + math.Abs(zxb)) * w1[j]
-		syb += (zyb + math.Abs(zyb)) * w1[j]
+// rowsGo is rows in Go.
+func (s *shallowNet) rowsGo(out, x, g []float64, c int) {
+	step := s.in + 1
+	for i, xi := range x {
+		sum := 0.0
+		for j := 0; j < s.h; j++ {
+			w := s.w[j*step : (j+1)*step]
+			z := s.tab[j*s.stride+c] + xi*w[0]
+			if g != nil {
+				z += g[i] * w[1]
+			}
+			sum += (z + math.Abs(z)) * w[step-1]
+		}
+		out[i] = s.b1 + sum
+		if c++; c == s.k {
+			c = 0
+		}
 	}
-	return s.b1 + sxa, s.b1 + sya, s.b1 + sxb, s.b1 + syb
 }
 
 // fusedFastPath enables stepFusedFD (tests switch it off to compare).
@@ -110,7 +109,12 @@ func (s *NNSGHMC) stepFusedFD(st *State, e *tasks.Eval) {
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
 	f := &fusedFD{NNSGHMC: s, featureScales: sc, fq: newShallowNet(cfg.Q, sc.u), fd: newShallowNet(cfg.D, sc.u)}
 	graph.ShareSpans(n, fusedSpan, func() (func(lo, hi int), func()) {
-		return func(lo, hi int) { f.span(st, e, lo, hi) }, nil
+		var b fusedScratch
+		return func(lo, hi int) {
+			for i := lo; i < hi; i += fusedBlock {
+				f.block(st, e, &b, i, min(i+fusedBlock, hi))
+			}
+		}, nil
 	})
 }
 
@@ -121,64 +125,53 @@ type fusedFD struct {
 	fq, fd shallowNet
 }
 
-// span advances the coordinates [lo, hi) in two passes, the momenta then
-// the positions, each two coordinates at a time (the last one twice when
-// their number is odd): the two coordinates' networks are evaluated
-// together, and each pass's iterations are short chains of dependent
-// operations, so the processor overlaps them. The first pass leaves p_t and
-// Q_f(u_t, p_t) in the memory, where the second reads them.
-func (f *fusedFD) span(st *State, e *tasks.Eval, lo, hi int) {
+// fusedScratch holds a block's network inputs and outputs.
+type fusedScratch struct {
+	x, xPrev, g, q, d, dPrev [fusedBlock]float64
+}
+
+// block advances the coordinates [lo, hi) in two passes, the momenta then
+// the positions, each evaluating the block's networks first. The first pass
+// leaves p_t and Q_f(u_t, p_t) in the memory, where the second reads them.
+func (f *fusedFD) block(st *State, e *tasks.Eval, b *fusedScratch, lo, hi int) {
 	cfg := &f.cfg
-	m, k := st.nn, f.k
+	m, k, n := st.nn, f.k, hi-lo
 	theta, p := st.Theta[lo:hi], st.P[lo:hi]
 	grad, priorGrad, noise := e.Grad[lo:hi], e.PriorGrad[lo:hi], m.noise[lo:hi]
 	mu, mp, mq, mqhat := m.u[lo:hi], m.p[lo:hi], m.q[lo:hi], m.qhat[lo:hi]
 	gammaP, gammaThet := m.gammaP[lo:hi], m.gammaThet[lo:hi]
 	eta, ms, sg := cfg.StepSize, cfg.MomentumScale, f.sg
-	// pairs calls step on the coordinate pairs (a, b) and their chains
-	pairs := func(step func(a, b, ca, cb int)) {
-		ca := lo % k
-		for a := 0; a < len(theta); a += 2 {
-			b, cb := a+1, ca+1
-			if cb == k {
-				cb = 0
-			}
-			if b == len(theta) {
-				b, cb = a, ca
-			}
-			step(a, b, ca, cb)
-			if ca = cb + 1; ca == k {
-				ca = 0
-			}
+	x, xPrev, g, q, d, dPrev := b.x[:n], b.xPrev[:n], b.g[:n], b.q[:n], b.d[:n], b.dPrev[:n]
+	c0 := lo % k
+
+	// Q_f, f_D and f_D at the previous momentum
+	for i, pi := range p {
+		x[i], xPrev[i], g[i] = ms*pi, ms*mp[i], sg*grad[i]
+	}
+	f.fq.rows(q, x, nil, c0)
+	f.fd.rows(d, x, g, c0)
+	f.fd.rows(dPrev, xPrev, g, c0)
+	c := c0
+	for i, pi := range p {
+		qi, _ := cfg.qOf(q[i])
+		du := f.su * (grad[i] + (f.coef-1)*priorGrad[i])
+		pn, gp := f.momentum(qi, d[i], dPrev[i], pi, grad[i], du, f.u[c], mu[i], mp[i], mq[i], mqhat[i], noise[i])
+		gammaP[i], mu[i], mp[i], mq[i], p[i] = gp, f.u[c], pi, qi, pn
+		if c++; c == k {
+			c = 0
 		}
 	}
-	pairs(func(a, b, ca, cb int) {
-		pa, pb := p[a], p[b]
-		// Q_f, f_D and f_D at the previous momentum
-		qa, qb := f.fq.pair(ca, ms*pa, cb, ms*pb)
-		qa, _ = cfg.qOf(qa)
-		qb, _ = cfg.qOf(qb)
-		fa, ha, fb, hb := f.fd.quad(ca, ms*pa, ms*mp[a], sg*grad[a], cb, ms*pb, ms*mp[b], sg*grad[b])
-		du := f.su * (grad[a] + (f.coef-1)*priorGrad[a])
-		pna, gpa := f.momentum(qa, fa, ha, pa, grad[a], du, f.u[ca], mu[a], mp[a], mq[a], mqhat[a], noise[a])
-		du = f.su * (grad[b] + (f.coef-1)*priorGrad[b])
-		pnb, gpb := f.momentum(qb, fb, hb, pb, grad[b], du, f.u[cb], mu[b], mp[b], mq[b], mqhat[b], noise[b])
-		// every read is done: write (b == a writes the same values twice)
-		ua, ub := f.u[ca], f.u[cb]
-		gammaP[a], mu[a], mp[a], mq[a], p[a] = gpa, ua, pa, qa, pna
-		gammaP[b], mu[b], mp[b], mq[b], p[b] = gpb, ub, pb, qb, pnb
-	})
-	pairs(func(a, b, ca, cb int) {
-		// Q'_f at the new momentum, and the position update
-		pna, pnb := p[a], p[b]
-		q2a, q2b := f.fq.pair(ca, ms*pna, cb, ms*pnb)
-		q2a, _ = cfg.qOf(q2a)
-		q2b, _ = cfg.qOf(q2b)
-		gta, gtb := -quotient(q2a-mq[a], pna-mp[a]), -quotient(q2b-mq[b], pnb-mp[b])
-		tha, thb := theta[a]+eta*(q2a*pna+gta), theta[b]+eta*(q2b*pnb+gtb)
-		theta[a], gammaThet[a], mqhat[a] = tha, gta, q2a
-		theta[b], gammaThet[b], mqhat[b] = thb, gtb, q2b
-	})
+
+	// Q'_f at the new momentum, and the position update
+	for i, pn := range p {
+		x[i] = ms * pn
+	}
+	f.fq.rows(q, x, nil, c0)
+	for i, pn := range p {
+		q2, _ := cfg.qOf(q[i])
+		gt := -quotient(q2-mq[i], pn-mp[i])
+		theta[i], gammaThet[i], mqhat[i] = theta[i]+eta*(q2*pn+gt), gt, q2
+	}
 }
 
 // momentum is stepPlain's momentum update of one coordinate with

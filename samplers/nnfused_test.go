@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
@@ -129,5 +130,55 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestShallowNetRows evaluates the fused step's networks on rows of every
+// length up to 40, for chain counts below, at and above the vector width
+// and first coordinates of every chain, with the vector kernels where the
+// machine has them and without, and requires Eval's values bit for bit.
+func TestShallowNetRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 1))
+	for _, inputs := range []int{2, 3} {
+		for _, k := range []int{1, 3, 8, 20} {
+			net := graph.NewMLPWeights(inputs, []int{10}, graph.ReLU, rng)
+			u := make([]float64, k)
+			for c := range u {
+				u[c] = rng.NormFloat64()
+			}
+			s := newShallowNet(net, u)
+			for n := 0; n <= 40; n++ {
+				x, g := make([]float64, n), make([]float64, n)
+				for i := range x {
+					x[i], g[i] = 3*rng.NormFloat64(), 3*rng.NormFloat64()
+				}
+				if inputs == 2 {
+					g = nil
+				}
+				for c0 := 0; c0 < k; c0++ {
+					rowsIn := make([]float64, 0, n*inputs)
+					for i := range x {
+						rowsIn = append(rowsIn, u[(c0+i)%k], x[i])
+						if g != nil {
+							rowsIn = append(rowsIn, g[i])
+						}
+					}
+					want := make([]float64, n)
+					net.Eval(rowsIn, want)
+					for _, simd := range []bool{true, false} {
+						useSIMD = simd && useSIMD
+						got := make([]float64, n)
+						s.rows(got, x, g, c0)
+						useSIMD = simdAvailable
+						for i := range want {
+							if got[i] != want[i] {
+								t.Fatalf("%d inputs, %d chains, %d rows from chain %d, vector kernels %v: row %d is %v, Eval gives %v",
+									inputs, k, n, c0, simd && useSIMD, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
 	}
 }
