@@ -126,9 +126,7 @@ type fusedFD struct {
 }
 
 // fusedScratch holds a block's network inputs and outputs.
-type fusedScratch struct {
-	x, xPrev, g, q, d, dPrev [fusedBlock]float64
-}
+type fusedScratch [6][fusedBlock]float64
 
 // block advances the coordinates [lo, hi) in two passes, the momenta then
 // the positions, each evaluating the block's networks first. The first pass
@@ -141,7 +139,7 @@ func (f *fusedFD) block(st *State, e *tasks.Eval, b *fusedScratch, lo, hi int) {
 	mu, mp, mq, mqhat := m.u[lo:hi], m.p[lo:hi], m.q[lo:hi], m.qhat[lo:hi]
 	gammaP, gammaThet := m.gammaP[lo:hi], m.gammaThet[lo:hi]
 	eta, ms, sg := cfg.StepSize, cfg.MomentumScale, f.sg
-	x, xPrev, g, q, d, dPrev := b.x[:n], b.xPrev[:n], b.g[:n], b.q[:n], b.d[:n], b.dPrev[:n]
+	x, xPrev, g, q, d, dPrev := b[0][:n], b[1][:n], b[2][:n], b[3][:n], b[4][:n], b[5][:n]
 	c0 := lo % k
 
 	// Q_f, f_D and f_D at the previous momentum
@@ -194,6 +192,7 @@ type gradNet struct {
 	b0, w1 []float64
 	w      [][]float64 // w[i][j] = W0[i, j], the weights of input i
 	b1     float64
+	packed []float64 // per unit j: b0_j, W0[0,j], W0[1,j] (, W0[2,j]), W1[j]
 }
 
 func newGradNet(net *graph.MLPWeights) gradNet {
@@ -202,7 +201,28 @@ func newGradNet(net *graph.MLPWeights) gradNet {
 	for i := 0; i < net.Inputs; i++ {
 		n.w = append(n.w, net.W[0][i*h:(i+1)*h])
 	}
+	for j := 0; j < h; j++ {
+		n.packed = append(n.packed, n.b0[j])
+		for i := 0; i < net.Inputs; i++ {
+			n.packed = append(n.packed, n.w[i][j])
+		}
+		n.packed = append(n.packed, n.w1[j])
+	}
 	return n
+}
+
+// q2Rows sets f[i], du[i], dx[i] to q2(u[i], x[i]).
+func (n *gradNet) q2Rows(f, du, dx, u, x []float64) {
+	for i := n.q2RowsSIMD(f, du, dx, u, x); i < len(f); i++ {
+		f[i], du[i], dx[i] = n.q2(u[i], x[i])
+	}
+}
+
+// d3Rows sets f[i], dx[i] to d3(u[i], x[i], g[i]).
+func (n *gradNet) d3Rows(f, dx, u, x, g []float64) {
+	for i := n.d3RowsSIMD(f, dx, u, x, g); i < len(f); i++ {
+		f[i], dx[i] = n.d3(u[i], x[i], g[i])
+	}
 }
 
 // q2 evaluates f_Q at (u, x) with ∂f/∂u and ∂f/∂x.
@@ -240,41 +260,57 @@ func (s *NNSGHMC) canFuseExact() bool {
 }
 
 // stepFusedExact is stepPlain for GammaExact, the networks' features in
-// s.feat, in one pass over the coordinates shared out among the cores.
+// s.feat, in blocks of coordinates shared out among the cores. Each block's
+// networks are evaluated first, then its update, in two passes: the momenta,
+// then the positions.
 func (s *NNSGHMC) stepFusedExact(st *State) {
 	cfg := &s.cfg
 	m := st.nn
 	n := len(st.Theta)
 	fq, fd := newGradNet(cfg.Q), newGradNet(cfg.D)
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
-	eta, ms := cfg.StepSize, cfg.MomentumScale
 	graph.ShareSpans(n, fusedSpan, func() (func(lo, hi int), func()) {
+		var b fusedScratch
 		return func(lo, hi int) {
-			theta, p := st.Theta[lo:hi], st.P[lo:hi]
-			u, du, gf := s.feat.U[lo:hi], s.feat.DU[lo:hi], s.feat.GFeat[lo:hi]
-			grad, noise := st.Eval.Grad[lo:hi], m.noise[lo:hi]
-			gammaP, gammaThet := m.gammaP[lo:hi], m.gammaThet[lo:hi]
-			// two passes, the momenta then the positions: each iteration is
-			// half as long a chain of dependent operations, so the processor
-			// overlaps consecutive ones
-			for i, pi := range p {
-				f, dfu, dfx := fq.q2(u[i], ms*pi)
-				q, gate := cfg.qOf(f)
-				dQdu, dQdp := gate*dfu, gate*ms*dfx
-				fD, dfD := fd.d3(u[i], ms*pi, gf[i])
-				dDdp := cfg.DScale * ms * graph.AbsGrad(fD) * dfD
-				d, inside := s.diffusion(q, cfg.DScale*math.Abs(fD))
-				gp := s.gammaP(q, inside, dQdu, du[i], dDdp, dQdp)
-				p[i], gammaP[i] = s.nextMomentum(q, d, gp, pi, grad[i], noise[i]), gp
-			}
-			for i, pn := range p {
-				f2, _, dfx2 := fq.q2(u[i], ms*pn)
-				q2, gate2 := cfg.qOf(f2)
-				gt := -(gate2 * ms * dfx2)
-				theta[i] += eta * (q2*pn + gt)
-				gammaThet[i] = gt
+			for i := lo; i < hi; i += fusedBlock {
+				s.exactBlock(st, &fq, &fd, &b, i, min(i+fusedBlock, hi))
 			}
 		}, nil
 	})
 	m.started = true
+}
+
+// exactBlock advances the coordinates [lo, hi) with exact Γ: the momenta,
+// then the positions, each pass evaluating the block's networks first.
+func (s *NNSGHMC) exactBlock(st *State, fq, fd *gradNet, b *fusedScratch, lo, hi int) {
+	cfg, m, n := &s.cfg, st.nn, hi-lo
+	eta, ms := cfg.StepSize, cfg.MomentumScale
+	theta, p := st.Theta[lo:hi], st.P[lo:hi]
+	u, du, gf := s.feat.U[lo:hi], s.feat.DU[lo:hi], s.feat.GFeat[lo:hi]
+	grad, noise := st.Eval.Grad[lo:hi], m.noise[lo:hi]
+	gammaP, gammaThet := m.gammaP[lo:hi], m.gammaThet[lo:hi]
+	x, f, dfu, dfx, fD, dfD := b[0][:n], b[1][:n], b[2][:n], b[3][:n], b[4][:n], b[5][:n]
+	for i, pi := range p {
+		x[i] = ms * pi
+	}
+	fq.q2Rows(f, dfu, dfx, u, x)
+	fd.d3Rows(fD, dfD, u, x, gf)
+	for i, pi := range p {
+		q, gate := cfg.qOf(f[i])
+		dQdu, dQdp := gate*dfu[i], gate*ms*dfx[i]
+		dDdp := cfg.DScale * ms * graph.AbsGrad(fD[i]) * dfD[i]
+		d, inside := s.diffusion(q, cfg.DScale*math.Abs(fD[i]))
+		gp := s.gammaP(q, inside, dQdu, du[i], dDdp, dQdp)
+		p[i], gammaP[i] = s.nextMomentum(q, d, gp, pi, grad[i], noise[i]), gp
+	}
+	for i, pn := range p {
+		x[i] = ms * pn
+	}
+	fq.q2Rows(f, dfu, dfx, u, x)
+	for i, pn := range p {
+		q2, gate2 := cfg.qOf(f[i])
+		gt := -(gate2 * ms * dfx[i])
+		theta[i] += eta * (q2*pn + gt)
+		gammaThet[i] = gt
+	}
 }

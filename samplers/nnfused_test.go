@@ -182,3 +182,41 @@ func TestShallowNetRows(t *testing.T) {
 		}
 	}
 }
+
+// TestGradNetRows requires the exact step's vector kernels to give the
+// scalar networks' values and derivatives bit for bit, on rows of every
+// length up to 20. Unit 0 has no bias and row 2 zero inputs, so that one
+// pre-activation is exactly 0, where the unit is off.
+func TestGradNetRows(t *testing.T) {
+	if !simdAvailable {
+		t.Skip("no vector kernels on this processor")
+	}
+	rng := rand.New(rand.NewPCG(7, 2))
+	qw := graph.NewMLPWeights(2, []int{10}, graph.ReLU, rng)
+	dw := graph.NewMLPWeights(3, []int{10}, graph.ReLU, rng)
+	qw.B[0][0], dw.B[0][0] = 0, 0
+	q, d := newGradNet(qw), newGradNet(dw)
+	for n := 0; n <= 20; n++ {
+		u, x, g := make([]float64, n), make([]float64, n), make([]float64, n)
+		for i := range u {
+			if i != 2 {
+				u[i], x[i], g[i] = rng.NormFloat64(), 3*rng.NormFloat64(), 3*rng.NormFloat64()
+			}
+		}
+		f, du, dx := make([]float64, n), make([]float64, n), make([]float64, n)
+		q.q2Rows(f, du, dx, u, x)
+		for i := range f {
+			wf, wdu, wdx := q.q2(u[i], x[i])
+			if f[i] != wf || du[i] != wdu || dx[i] != wdx {
+				t.Fatalf("f_Q, %d rows, row %d: (%v, %v, %v), scalar (%v, %v, %v)", n, i, f[i], du[i], dx[i], wf, wdu, wdx)
+			}
+		}
+		d.d3Rows(f, dx, u, x, g)
+		for i := range f {
+			wf, wdx := d.d3(u[i], x[i], g[i])
+			if f[i] != wf || dx[i] != wdx {
+				t.Fatalf("f_D, %d rows, row %d: (%v, %v), scalar (%v, %v)", n, i, f[i], dx[i], wf, wdx)
+			}
+		}
+	}
+}

@@ -29,3 +29,31 @@ func shallowRows2AVX2(out, x, tab, w *float64, n, h, stride, c, k int, b1 float6
 
 //go:noescape
 func shallowRows3AVX2(out, x, gs, tab, w *float64, n, h, stride, c, k int, b1 float64)
+
+// q2RowsSIMD evaluates f_Q, with its derivatives, on the longest prefix of f
+// whose length is a multiple of four with the AVX2 kernel, and returns its
+// length.
+func (n *gradNet) q2RowsSIMD(f, du, dx, u, x []float64) int {
+	m := len(f) &^ 3
+	if !useSIMD || m == 0 {
+		return 0
+	}
+	gradRows2AVX2(&f[0], &du[0], &dx[0], &u[0], &x[0], &n.packed[0], m, len(n.b0), n.b1)
+	return m
+}
+
+// d3RowsSIMD is q2RowsSIMD for f_D.
+func (n *gradNet) d3RowsSIMD(f, dx, u, x, g []float64) int {
+	m := len(f) &^ 3
+	if !useSIMD || m == 0 {
+		return 0
+	}
+	gradRows3AVX2(&f[0], &dx[0], &u[0], &x[0], &g[0], &n.packed[0], m, len(n.b0), n.b1)
+	return m
+}
+
+//go:noescape
+func gradRows2AVX2(f, du, dx, u, x, w *float64, n, h int, b1 float64)
+
+//go:noescape
+func gradRows3AVX2(f, dx, u, x, gs, w *float64, n, h int, b1 float64)
