@@ -9,21 +9,22 @@ import (
 
 // This file holds the fused steps: what stepPlain computes with GammaFD
 // after the first step, and with GammaExact, for the trained networks'
-// shape (one hidden layer, ReLU), in one pass over the coordinates shared
-// out among the processors. Each coordinate's networks, differences and
-// update are computed in registers, so the step reads and writes every
-// vector once instead of the generic path's dozens of passes over scratch
-// vectors. They evaluate the networks in the order of graph's row kernels
-// and the update with stepPlain's own helpers, so they give stepPlain's
-// result bit for bit (TestFusedStepsMatchPlain).
+// shape (one hidden layer, ReLU), in spans of coordinates shared out among
+// the processors. A span goes by in blocks: a block's networks are
+// evaluated first (with AVX2 kernels where the processor has them), into
+// scratch vectors that stay in the first-level cache, then its update, so
+// the step reads and writes every state vector once instead of the generic
+// path's dozens of passes over scratch vectors of full length. They
+// evaluate the networks in the order of graph's row kernels and the update
+// with stepPlain's own helpers, so they give stepPlain's result bit for bit
+// (TestFusedStepsMatchPlain).
 
 // fusedSpan is the number of coordinates a worker of the fused step takes at
 // a time.
 const fusedSpan = 4096
 
-// fusedBlock is the number of coordinates whose networks the finite-difference
-// step evaluates together, into scratch vectors that stay in the first-level
-// cache.
+// fusedBlock is the number of coordinates whose networks the fused steps
+// evaluate together.
 const fusedBlock = 512
 
 // shallowNet is a one-hidden-layer ReLU network whose first input is the

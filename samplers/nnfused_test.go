@@ -37,7 +37,8 @@ func (t priorTarget) Evaluate(_ *rand.Rand, theta []float64, e *tasks.Eval) erro
 // bit for bit, with finite-difference and with exact Γ. The problem has more
 // coordinates than one span, a span boundary inside a chain's coordinates,
 // a last span of odd length, binding clamps on f_Q and on D_f, and a prior
-// correction.
+// correction. Where the processor has AVX2, the fused step must also give
+// the same states with and without its vector kernels.
 func TestFusedStepsMatchPlain(t *testing.T) {
 	target := priorTarget{d: 1301, k: 7}
 	n := target.d * target.k
@@ -82,6 +83,18 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 			plain, ps, nPlain := run(false)
 			if nFused != c.fused || nPlain != 0 {
 				t.Fatalf("%d fused steps with the fast path on (want %d), %d with it off", nFused, c.fused, nPlain)
+			}
+			if simdAvailable {
+				// the fused step without the vector kernels
+				useSIMD = false
+				scalar, _, _ := run(true)
+				useSIMD = true
+				for i := range scalar.Theta {
+					if scalar.Theta[i] != fused.Theta[i] || scalar.P[i] != fused.P[i] {
+						t.Fatalf("coordinate %d: (θ, p) = (%v, %v) with the vector kernels, (%v, %v) without",
+							i, fused.Theta[i], fused.P[i], scalar.Theta[i], scalar.P[i])
+					}
+				}
 			}
 
 			// the clamps must bind somewhere: at the last momenta, with the
