@@ -13,11 +13,38 @@
 # Runs go to runs/gru/SET-SAMPLER-SEED; finished runs (summary.json) are kept.
 # "bash experiments/gru-run.sh report [SETS...]" only writes the tables and
 # figures (each set's table.md is also copied into its README).
+# "bash experiments/gru-run.sh beta" tunes NNSGHMC's offset β on Piano's
+# validation split, as the paper does: one run per β in BETAS (default
+# "0 -1 -1.5 -2 -3") to runs/gru/piano-beta-B-SEED, scored on the test and
+# validation splits, then experiments/piano-gru/beta.md and beta_valid_nll.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-runs/gru}
 report=
 [ "${1:-}" = report ] && report=1 && shift
+if [ "${1:-}" = beta ]; then
+	mkdir -p "$runs"
+	go build -buildvcs=true -o "$runs/" ./cmd/sample ./cmd/figures
+	n=87 data_epochs=${DATA_EPOCHS:-10} evals=${EVALS:-1} seed=${SEED:-1}
+	steps=$((data_epochs * n)) every=$((n / evals))
+	[ -n "${STEPS:-}" ] && steps=$STEPS every=$((STEPS / evals))
+	args=()
+	for b in ${BETAS:-0 -1 -1.5 -2 -3}; do
+		out="$runs/piano-beta$b-$seed"
+		[ -f "$out/summary.json" ] || "$runs/sample" --flagfile experiments/piano-gru/nnsghmc.flags --beta "$b" --valid \
+			--seed "$seed" --quiet --steps $steps --eval-every $every --out "$out" || true
+		[ -f "$out/summary.json" ] && args+=("β $b=$out")
+	done
+	at=$(seq -s, $every $every $steps)
+	{
+		"$runs/figures" table -metric valid_nll -steps "$at" "${args[@]}"
+		echo
+		"$runs/figures" table -metric test_nll -steps "$at" -summary seconds "${args[@]}"
+	} >experiments/piano-gru/beta.md
+	"$runs/figures" curves -metric valid_nll -steps-per-unit $n -xlabel "data epoch" --log=false \
+		-title "piano: validation NLL per frame of NNSGHMC by offset β" -out experiments/piano-gru/beta_valid_nll "${args[@]}"
+	exit 0
+fi
 sets=${*:-piano nott muse jsb}
 data_epochs=${DATA_EPOCHS:-10}
 evals=${EVALS:-1}

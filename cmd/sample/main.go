@@ -70,6 +70,7 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.target.DataDir, "data-dir", "", "data directory (default: $METASGMCMC_DATA, else ./data)")
 	fs.BoolVar(&o.target.Download, "download", false, "MNIST tasks: fetch missing data files from their canonical location, verified by sha256")
 	fs.IntVar(&o.target.Hidden, "hidden", 0, "hidden units of the GRU tasks (default: the task's)")
+	fs.BoolVar(&o.target.Valid, "valid", false, "GRU tasks: also score the validation split, as valid_nll (the paper tunes β on Piano's)")
 	fs.BoolVar(&o.float32, "float32", false, "evaluate energies in float32")
 	fs.Float64Var(&o.noise, "noise", -1, "standard deviation σ of gradient noise injected into Gaussian tasks (default: the task's)")
 	fs.StringVar(&o.gamma, "gamma", "", "NNSGHMC's Γ: exact (autodiff), fd (finite differences) or none (ablation, not a valid sampler)")

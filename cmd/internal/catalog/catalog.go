@@ -90,7 +90,10 @@ type Options struct {
 	TargetScale float64 // scale s of the 20-D toy's L = s·N(0, 1)
 	DataDir     string  // data directory ("" for $METASGMCMC_DATA, else ./data)
 	Hidden      int     // GRU width (0 for the task's)
-	Dtype       graph.Dtype
+	// Valid, for the GRU tasks, also scores the validation split
+	// (valid_nll), on which the paper tunes NNSGHMC's offset β.
+	Valid bool
+	Dtype graph.Dtype
 	// Download, for the MNIST tasks, fetches missing data files from
 	// their canonical location first (verified by sha256).
 	Download bool

@@ -91,3 +91,42 @@ func TestEveryTaskBuilds(t *testing.T) {
 		t.Error("an unknown task was accepted")
 	}
 }
+
+// TestGRUValidationScoring checks that the GRU tasks score the validation
+// split only when asked to, and that it is scored as a split of its own.
+func TestGRUValidationScoring(t *testing.T) {
+	haveData(t, "music/JSB_Chorales.mat")
+	for _, valid := range []bool{false, true} {
+		o := DefaultOptions
+		o.Hidden, o.Valid = 3, valid
+		task, err := New("jsb-gru", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mon, err := task.NewMonitor(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mon.Observe(1, task.Init(rand.New(rand.NewPCG(1, 1)), 2)); err != nil {
+			t.Fatal(err)
+		}
+		ms, err := mon.Metrics()
+		if c, ok := mon.(interface{ Close() error }); ok {
+			c.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]float64{}
+		for _, m := range ms {
+			got[m.Name] = m.Value
+		}
+		v, has := got["valid_nll"]
+		if has != valid {
+			t.Fatalf("Valid %v: metrics %v", valid, got)
+		}
+		if valid && (!(v > 0) || v == got["test_nll"]) {
+			t.Errorf("valid_nll %v beside test_nll %v", v, got["test_nll"])
+		}
+	}
+}

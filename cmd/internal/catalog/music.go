@@ -108,7 +108,11 @@ func musicTask(o Options, name string, beta float64, trains bool) (*Task, error)
 		},
 		Init: init,
 		NewMonitor: func(k int) (tasks.Monitor, error) {
-			return gru.NewMonitor(cfg(k), ds.Test, nil, 0)
+			var valid music.Split
+			if o.Valid {
+				valid = ds.Valid
+			}
+			return gru.NewMonitor(cfg(k), ds.Test, valid, 0)
 		},
 		Defaults: Defaults{
 			Chains: 20, Steps: 10 * perEpoch, EvalEvery: perEpoch,
