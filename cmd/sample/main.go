@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -127,6 +128,9 @@ func run(ctx context.Context, args []string) error {
 	mon, err := task.NewMonitor(o.chains)
 	if err != nil {
 		return err
+	}
+	if c, ok := mon.(io.Closer); ok {
+		defer c.Close()
 	}
 
 	rng := rand.New(rand.NewPCG(o.seed, 0x73616d706c65)) // "sample"
