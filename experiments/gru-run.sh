@@ -15,7 +15,7 @@
 # figures (each set's table.md is also copied into its README).
 # "bash experiments/gru-run.sh beta" tunes NNSGHMC's offset β on Piano's
 # validation split, as the paper does: one run per β in BETAS (default
-# "0 -1 -1.5 -2 -3") to runs/gru/piano-beta-B-SEED, scored on the test and
+# "0 -1 -1.5 -2 -3 -4 -5 -6") to runs/gru/piano-betaB-SEED, scored on the test and
 # validation splits, then experiments/piano-gru/beta.md and beta_valid_nll.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +29,7 @@ if [ "${1:-}" = beta ]; then
 	steps=$((data_epochs * n)) every=$((n / evals))
 	[ -n "${STEPS:-}" ] && steps=$STEPS every=$((STEPS / evals))
 	args=()
-	for b in ${BETAS:-0 -1 -1.5 -2 -3}; do
+	for b in ${BETAS:-0 -1 -1.5 -2 -3 -4 -5 -6}; do
 		out="$runs/piano-beta$b-$seed"
 		[ -f "$out/summary.json" ] || "$runs/sample" --flagfile experiments/piano-gru/nnsghmc.flags --beta "$b" --valid \
 			--seed "$seed" --quiet --steps $steps --eval-every $every --out "$out" || true
@@ -40,7 +40,8 @@ if [ "${1:-}" = beta ]; then
 		"$runs/figures" table -metric valid_nll -steps "$at" "${args[@]}"
 		echo
 		"$runs/figures" table -metric test_nll -steps "$at" -summary seconds "${args[@]}"
-	} >experiments/piano-gru/beta.md
+	} >experiments/piano-gru/beta.md.tmp
+	mv experiments/piano-gru/beta.md.tmp experiments/piano-gru/beta.md
 	"$runs/figures" curves -metric valid_nll -steps-per-unit $n -xlabel "data epoch" --log=false \
 		-title "piano: validation NLL per frame of NNSGHMC by offset β" -out experiments/piano-gru/beta_valid_nll "${args[@]}"
 	exit 0
@@ -81,7 +82,8 @@ for set in $sets; do
 	[ ${#args[@]} -eq 0 ] && continue
 	steps=$(seq -s, $n $n $((data_epochs * n)))
 	[ -n "${STEPS:-}" ] && steps=$(seq -s, $((STEPS / evals)) $((STEPS / evals)) $STEPS)
-	"$runs/figures" table -metric test_nll -steps "$steps" -summary seconds "${args[@]}" >"experiments/$set-gru/table.md"
+	"$runs/figures" table -metric test_nll -steps "$steps" -summary seconds "${args[@]}" >"experiments/$set-gru/table.md.tmp"
+	mv "experiments/$set-gru/table.md.tmp" "experiments/$set-gru/table.md"
 	awk -v table="experiments/$set-gru/table.md" '
 		/<!-- table.md -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
 		/<!-- \/table.md -->/ { skip = 0 }
