@@ -15,8 +15,9 @@
 # figures (each set's table.md is also copied into its README).
 # "bash experiments/gru-run.sh beta" tunes NNSGHMC's offset β on Piano's
 # validation split, as the paper does: one run per β in BETAS (default
-# "0 -1 -1.5 -2 -3 -4 -5 -6") to runs/gru/piano-betaB-SEED, scored on the test and
-# validation splits, then experiments/piano-gru/beta.md and beta_valid_nll.png.
+# "0 -1 -1.5 -2 -3 -4 -5 -6") to runs/gru/piano-betaB-SEED, scored on the test
+# and validation splits, then experiments/piano-gru/beta.md (also copied into
+# its README) and beta_valid_nll.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-runs/gru}
@@ -42,6 +43,11 @@ if [ "${1:-}" = beta ]; then
 		"$runs/figures" table -metric test_nll -steps "$at" -summary seconds "${args[@]}"
 	} >experiments/piano-gru/beta.md.tmp
 	mv experiments/piano-gru/beta.md.tmp experiments/piano-gru/beta.md
+	awk -v table=experiments/piano-gru/beta.md '
+		/<!-- beta.md -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
+		/<!-- \/beta.md -->/ { skip = 0 }
+		!skip' experiments/piano-gru/README.md >experiments/piano-gru/README.md.tmp
+	mv experiments/piano-gru/README.md.tmp experiments/piano-gru/README.md
 	"$runs/figures" curves -metric valid_nll -steps-per-unit $n -xlabel "data epoch" --log=false \
 		-title "piano: validation NLL per frame of NNSGHMC by offset β" -out experiments/piano-gru/beta_valid_nll "${args[@]}"
 	exit 0
