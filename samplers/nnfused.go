@@ -190,24 +190,20 @@ func (f *fusedFD) momentum(q, fNow, fHat, p, g, du, u, mu, mp, mq, mqhat, noise 
 // computes its input gradients with its value, summing as graph's row
 // kernels do (InputGrad with row weights 1): the exact step's networks.
 type gradNet struct {
-	b0, w1 []float64
-	w      [][]float64 // w[i][j] = W0[i, j], the weights of input i
-	b1     float64
 	packed []float64 // per unit j: b0_j, W0[0,j], W0[1,j] (, W0[2,j]), W1[j]
+	h      int
+	b1     float64
 }
 
 func newGradNet(net *graph.MLPWeights) gradNet {
 	h := net.Hidden[0]
-	n := gradNet{b0: net.B[0][:h], w1: net.W[1][:h], b1: net.B[1][0]}
-	for i := 0; i < net.Inputs; i++ {
-		n.w = append(n.w, net.W[0][i*h:(i+1)*h])
-	}
+	n := gradNet{h: h, b1: net.B[1][0]}
 	for j := 0; j < h; j++ {
-		n.packed = append(n.packed, n.b0[j])
+		n.packed = append(n.packed, net.B[0][j])
 		for i := 0; i < net.Inputs; i++ {
-			n.packed = append(n.packed, n.w[i][j])
+			n.packed = append(n.packed, net.W[0][i*h+j])
 		}
-		n.packed = append(n.packed, n.w1[j])
+		n.packed = append(n.packed, net.W[1][j])
 	}
 	return n
 }
@@ -228,28 +224,26 @@ func (n *gradNet) d3Rows(f, dx, u, x, g []float64) {
 
 // q2 evaluates f_Q at (u, x) with ∂f/∂u and ∂f/∂x.
 func (n *gradNet) q2(u, x float64) (f, du, dx float64) {
-	h := len(n.b0)
-	w0, wx, w1 := n.w[0][:h], n.w[1][:h], n.w1[:h]
 	sum, d0, d1 := 0.0, 0.0, 0.0
-	for j, bj := range n.b0 {
-		z := bj + u*w0[j] + x*wx[j]
-		sum += max(z, 0) * w1[j]
-		c := graph.ReLUGate(z, w1[j])
-		d0 += c * w0[j]
-		d1 += c * wx[j]
+	for j := 0; j < n.h; j++ {
+		w := n.packed[4*j : 4*j+4]
+		z := w[0] + u*w[1] + x*w[2]
+		sum += max(z, 0) * w[3]
+		c := graph.ReLUGate(z, w[3])
+		d0 += c * w[1]
+		d1 += c * w[2]
 	}
 	return n.b1 + sum, d0, d1
 }
 
 // d3 evaluates f_D at (u, x, g) with ∂f/∂x.
 func (n *gradNet) d3(u, x, g float64) (f, dx float64) {
-	h := len(n.b0)
-	w0, wx, wg, w1 := n.w[0][:h], n.w[1][:h], n.w[2][:h], n.w1[:h]
 	sum, d1 := 0.0, 0.0
-	for j, bj := range n.b0 {
-		z := bj + u*w0[j] + x*wx[j] + g*wg[j]
-		sum += max(z, 0) * w1[j]
-		d1 += graph.ReLUGate(z, w1[j]) * wx[j]
+	for j := 0; j < n.h; j++ {
+		w := n.packed[5*j : 5*j+5]
+		z := w[0] + u*w[1] + x*w[2] + g*w[3]
+		sum += max(z, 0) * w[4]
+		d1 += graph.ReLUGate(z, w[4]) * w[2]
 	}
 	return n.b1 + sum, d1
 }

@@ -38,7 +38,7 @@ func (n *gradNet) q2RowsSIMD(f, du, dx, u, x []float64) int {
 	if !useSIMD || m == 0 {
 		return 0
 	}
-	gradRows2AVX2(&f[0], &du[0], &dx[0], &u[0], &x[0], &n.packed[0], m, len(n.b0), n.b1)
+	gradRows2AVX2(&f[0], &du[0], &dx[0], &u[0], &x[0], &n.packed[0], m, n.h, n.b1)
 	return m
 }
 
@@ -48,7 +48,7 @@ func (n *gradNet) d3RowsSIMD(f, dx, u, x, g []float64) int {
 	if !useSIMD || m == 0 {
 		return 0
 	}
-	gradRows3AVX2(&f[0], &dx[0], &u[0], &x[0], &g[0], &n.packed[0], m, len(n.b0), n.b1)
+	gradRows3AVX2(&f[0], &dx[0], &u[0], &x[0], &g[0], &n.packed[0], m, n.h, n.b1)
 	return m
 }
 

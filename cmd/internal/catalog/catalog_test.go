@@ -1,12 +1,14 @@
 package catalog
 
 import (
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
+	"github.com/metasgmcmc/metasgmcmc/tasks/gru"
 )
 
 // haveData skips the test when the data sets are not where
@@ -111,7 +113,7 @@ func TestGRUValidationScoring(t *testing.T) {
 			t.Fatal(err)
 		}
 		ms, err := mon.Metrics()
-		if c, ok := mon.(interface{ Close() error }); ok {
+		if c, ok := mon.(io.Closer); ok {
 			c.Close()
 		}
 		if err != nil {
@@ -121,12 +123,12 @@ func TestGRUValidationScoring(t *testing.T) {
 		for _, m := range ms {
 			got[m.Name] = m.Value
 		}
-		v, has := got["valid_nll"]
+		v, has := got[gru.MetricValidNLL]
 		if has != valid {
 			t.Fatalf("Valid %v: metrics %v", valid, got)
 		}
-		if valid && (!(v > 0) || v == got["test_nll"]) {
-			t.Errorf("valid_nll %v beside test_nll %v", v, got["test_nll"])
+		if valid && (!(v > 0) || v == got[gru.MetricTestNLL]) {
+			t.Errorf("valid_nll %v beside test_nll %v", v, got[gru.MetricTestNLL])
 		}
 	}
 }
