@@ -104,6 +104,9 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
+	if err := catalog.OptionFlagsMatch(o.task, fs.Changed); err != nil {
+		return cli.Usagef("%v", err)
+	}
 	if err := o.resolve(fs, task); err != nil {
 		return err
 	}

@@ -60,6 +60,9 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 		{[]string{"-sampler", "sghmc", "-meta", "sampler.json", "-out", dir}, "--meta is a flag of --sampler nnsghmc; --sampler sghmc does not use it"},
 		{[]string{"-sampler", "sgld", "-friction", "1", "-out", dir}, "--friction is a flag of --sampler sghmc"},
 		{[]string{"-sampler", "nnsghmc", "-psgld-decay", "0.9", "-out", dir}, "--psgld-decay is a flag of --sampler psgld"},
+		{[]string{"-task", "gaussian20", "-valid", "-out", dir}, "--valid is a flag of the GRU tasks; task gaussian20 does not use it"},
+		{[]string{"-task", "gaussian20", "-hidden", "50", "-out", dir}, "--hidden is a flag of the GRU tasks"},
+		{[]string{"-task", "gaussian20", "-download", "-out", dir}, "--download is a flag of the MNIST tasks"},
 	}
 	for _, tc := range tests {
 		code, stderr := command(t, tc.args...)

@@ -107,6 +107,9 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
+	if err := catalog.OptionFlagsMatch(o.task, fs.Changed); err != nil {
+		return cli.Usagef("%v", err)
+	}
 	if task.Training == nil {
 		return cli.Usagef("task %q has no meta-training set-up", o.task)
 	}

@@ -46,6 +46,7 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 	}{
 		{[]string{"-task", "nope", "-out", dir}, `unknown task "nope"`},
 		{[]string{"-task", "gaussian20", "-out", dir}, "has no meta-training set-up"},
+		{[]string{"-task", "gaussian10", "-hidden", "50", "-out", dir}, "--hidden is a flag of the GRU tasks; task gaussian10 does not use it"},
 		{[]string{"-epochs", "0", "-out", dir}, "--epochs: invalid value"},
 		{[]string{"-steps", "10", "-out", dir}, "the in-chain loss has no time within 10 steps"},
 		{[]string{"-resume", filepath.Join(dir, "none")}, "cannot read checkpoint"},

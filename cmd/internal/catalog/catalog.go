@@ -140,6 +140,31 @@ func New(name string, o Options) (*Task, error) {
 	return t, nil
 }
 
+// optionFlags are the commands' flags of the Options that only some tasks
+// read, with the tasks that read them.
+var optionFlags = []struct {
+	flag, kind string
+	reads      func(task string) bool
+}{
+	{"hidden", "GRU", isGRU},
+	{"valid", "GRU", isGRU},
+	{"download", "MNIST", func(task string) bool { return strings.HasPrefix(task, "mnist-") }},
+}
+
+func isGRU(task string) bool { return strings.HasSuffix(task, "-gru") }
+
+// OptionFlagsMatch refuses a flag of Options (--hidden, --valid,
+// --download) set for a task that does not read it, which would otherwise
+// be silently ignored; set reports whether the command line set a flag.
+func OptionFlagsMatch(task string, set func(flag string) bool) error {
+	for _, f := range optionFlags {
+		if set(f.flag) && !f.reads(task) {
+			return fmt.Errorf("--%s is a flag of the %s tasks; task %s does not use it", f.flag, f.kind, task)
+		}
+	}
+	return nil
+}
+
 // sameStep returns the same step size for every sampler.
 func sameStep(eta float64) map[string]float64 {
 	return map[string]float64{"sgld": eta, "sghmc": eta, "psgld": eta, "nnsghmc": eta}
