@@ -179,14 +179,15 @@ func TestShallowNetRows(t *testing.T) {
 					want := make([]float64, n)
 					net.Eval(rowsIn, want)
 					for _, simd := range []bool{true, false} {
-						useSIMD = simd && useSIMD
+						useSIMD = simd && simdAvailable
 						got := make([]float64, n)
 						s.rows(got, x, g, c0)
+						kernels := useSIMD
 						useSIMD = simdAvailable
 						for i := range want {
 							if got[i] != want[i] {
 								t.Fatalf("%d inputs, %d chains, %d rows from chain %d, vector kernels %v: row %d is %v, Eval gives %v",
-									inputs, k, n, c0, simd && useSIMD, i, got[i], want[i])
+									inputs, k, n, c0, kernels, i, got[i], want[i])
 							}
 						}
 					}
