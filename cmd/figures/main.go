@@ -127,7 +127,14 @@ func curves(args []string) error {
 	}
 	var series []plot.Series
 	for _, r := range rs {
-		x, mean, se, err := metricOverRuns(strings.Split(r[1], ","), *metric)
+		dirs, err := scoredRuns(r[0], strings.Split(r[1], ","))
+		if err != nil {
+			return err
+		}
+		if len(dirs) == 0 {
+			continue
+		}
+		x, mean, se, err := metricOverRuns(dirs, *metric)
 		if err != nil {
 			return err
 		}
@@ -143,6 +150,30 @@ func curves(args []string) error {
 		series = append(series, s)
 	}
 	return plot.Lines(*out, *title, *xlabel, *ylabel, *logY, series...)
+}
+
+// scoredRuns returns the directories that have a metrics.csv, leaving out,
+// with a note on stderr, those of runs that stopped before their first
+// scoring (summary.json records the error); a directory with neither is an
+// error.
+func scoredRuns(name string, dirs []string) ([]string, error) {
+	var kept []string
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, "metrics.csv")); err == nil {
+			kept = append(kept, dir)
+			continue
+		}
+		sum, err := readSummary(filepath.Join(dir, "summary.json"))
+		if err != nil {
+			return nil, err
+		}
+		e, ok := sum["error"].(string)
+		if !ok {
+			return nil, cli.Usagef("%s has no metrics.csv and its summary.json no error: is the run still going?", dir)
+		}
+		fmt.Fprintf(os.Stderr, "figures: %s (%s) stopped before its first scoring and is left out: %s\n", name, dir, e)
+	}
+	return kept, nil
 }
 
 // metricOverRuns reads a metric from the metrics.csv of several runs with
@@ -301,8 +332,8 @@ func nets(args []string) error {
 }
 
 // table prints a Markdown table: one row per run, the metric at each of the
-// steps (from metrics.csv) and the summary values (from summary.json), or
-// the run's error if it stopped. A run given as several directories
+// steps (from metrics.csv) and the summary values (from summary.json); if
+// a run stopped, a last column gives its error. A run given as several directories
 // (NAME=DIR1,DIR2,…) reports the mean ± standard error over them.
 func table(args []string) error {
 	fs := pflag.NewFlagSet("figures table", pflag.ContinueOnError)
@@ -322,8 +353,6 @@ func table(args []string) error {
 		head = append(head, fmt.Sprintf("%s at %d", *metric, st))
 	}
 	head = append(head, *summary...)
-	fmt.Println("| " + strings.Join(head, " | ") + " |")
-	fmt.Println("|" + strings.Repeat(" --- |", len(head)))
 	format := func(v []float64) string {
 		if len(v) == 0 {
 			return "—"
@@ -342,6 +371,8 @@ func table(args []string) error {
 		se := math.Sqrt(ss/float64(len(v)-1)) / math.Sqrt(float64(len(v)))
 		return strconv.FormatFloat(m, 'g', *digits, 64) + " ± " + strconv.FormatFloat(se, 'g', 2, 64)
 	}
+	var rows [][]string
+	var notes []string
 	for _, r := range rs {
 		dirs := strings.Split(r[1], ",")
 		atStep := make([][]float64, len(*steps))
@@ -379,13 +410,22 @@ func table(args []string) error {
 		for _, v := range atStep {
 			row = append(row, format(v))
 		}
-		if len(failed) > 0 {
-			row = append(row, strings.Join(failed, "; "))
-		} else {
-			for _, v := range sums {
-				row = append(row, format(v))
-			}
+		for _, v := range sums {
+			row = append(row, format(v))
 		}
+		rows = append(rows, row)
+		notes = append(notes, strings.Join(failed, "; "))
+	}
+	// a run that stopped says why in a last column, present only then
+	if strings.Join(notes, "") != "" {
+		head = append(head, "stopped")
+		for i := range rows {
+			rows[i] = append(rows[i], notes[i])
+		}
+	}
+	fmt.Println("| " + strings.Join(head, " | ") + " |")
+	fmt.Println("|" + strings.Repeat(" --- |", len(head)))
+	for _, row := range rows {
 		fmt.Println("| " + strings.Join(row, " | ") + " |")
 	}
 	return nil

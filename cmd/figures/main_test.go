@@ -45,7 +45,7 @@ func TestTableAveragesRunsAndReportsFailures(t *testing.T) {
 	out := capture(t, func() error {
 		return run(context.Background(), []string{"table", "-metric", "kl", "-steps", "10,20", "-summary", "ess", "two=" + a + "," + b, "bad=" + c})
 	})
-	for _, want := range []string{"| run | kl at 10 | kl at 20 | ess |", "| two | 2 ± 1 | 0.6 ± 0.1 | 15 ± 5 |", "| bad | 2 | 0.1 | chain 3 diverged at step 4 |"} {
+	for _, want := range []string{"| run | kl at 10 | kl at 20 | ess | stopped |\n| --- | --- | --- | --- | --- |\n", "| two | 2 ± 1 | 0.6 ± 0.1 | 15 ± 5 |  |", "| bad | 2 | 0.1 | — | chain 3 diverged at step 4 |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -62,6 +62,25 @@ func TestCurvesWritesFigures(t *testing.T) {
 		if st, err := os.Stat(out + ext); err != nil || st.Size() == 0 {
 			t.Errorf("missing %s: %v", ext, err)
 		}
+	}
+}
+
+func TestCurvesLeaveOutRunsStoppedBeforeScoring(t *testing.T) {
+	a := fakeRun(t, 1, 0.5, `{}`)
+	stopped := t.TempDir()
+	os.WriteFile(filepath.Join(stopped, "summary.json"), []byte(`{"error": "chain 1 diverged at step 3"}`), 0o644)
+	going := t.TempDir()
+	os.WriteFile(filepath.Join(going, "summary.json"), []byte(`{}`), 0o644)
+	out := filepath.Join(t.TempDir(), "kl")
+	if err := run(context.Background(), []string{"curves", "-metric", "kl", "-out", out, "A=" + a, "B=" + stopped}); err != nil {
+		t.Fatalf("a run that stopped before scoring should be left out: %v", err)
+	}
+	if _, err := os.Stat(out + ".png"); err != nil {
+		t.Error(err)
+	}
+	err := run(context.Background(), []string{"curves", "-metric", "kl", "-out", out, "A=" + a, "C=" + going})
+	if err == nil || !strings.Contains(err.Error(), "no metrics.csv") {
+		t.Errorf("a run with neither metrics nor error: got %v, want an error naming the missing metrics.csv", err)
 	}
 }
 
