@@ -359,3 +359,29 @@ func TestMLPWeightsJSONRoundTripIsBitExact(t *testing.T) {
 		}
 	}
 }
+
+func TestClampGateIsTheClampsDerivative(t *testing.T) {
+	g := G.NewGraph()
+	x := Input(g, Float64, "x", 5)
+	gate := ClampGate(x, -1, 2)
+	prog, err := Compile(gate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SetValue(x, []float64{-3, -1, 0.5, 2, 7}); err != nil {
+		t.Fatal(err)
+	}
+	if err := prog.Run(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Value(gate, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{0, 0, 1, 0, 0}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("gate(%d) = %v, want %v", i, got[i], want[i])
+		}
+	}
+}

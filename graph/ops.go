@@ -253,6 +253,16 @@ func Abs(x *G.Node) *G.Node { return applyElem(elemOp{kind: kindAbs}, x) }
 // derivative grad / (2·√x), differentiable again.
 func Sqrt(x *G.Node) *G.Node { return applyElem(elemOp{kind: kindSqrt}, x) }
 
+// ClampGate is 1 where lo < x < hi and 0 elsewhere: the derivative of
+// Clamp(x, lo, hi), as a value. It is not differentiable (no gradient passes
+// through it).
+func ClampGate(x *G.Node, lo, hi float64) *G.Node {
+	if lo > hi {
+		panic(fmt.Sprintf("graph.ClampGate: lo %v > hi %v", lo, hi))
+	}
+	return applyElem(elemOp{kind: kindClampGate, lo: lo, hi: hi}, x)
+}
+
 // Clamp is min(max(x, lo), hi). Its derivative is 1 strictly inside (lo, hi)
 // and 0 where the clamp is active; the derivative is itself differentiable.
 func Clamp(x *G.Node, lo, hi float64) *G.Node {

@@ -14,6 +14,15 @@ import (
 // from differentiating the graph (GammaExact) or is left out (GammaNone).
 // Meta-training differentiates ThetaNext and PNext with respect to the
 // networks' weights and the incoming state.
+//
+// As in the authors' code (BNN_Q_D.py, parallel_D_eff), Q_f enters D_f's
+// α·Q_f² term through a stop-gradient: the meta-gradient reaches f_Q's
+// weights through the drift, the position update and Γ, but not through
+// the friction and the noise that α·Q_f² adds. Γ_p's term
+// (∂D_f/∂Q_f)·(∂Q_f/∂p) = 2α·Q_f·∂Q_f/∂p is built explicitly, with Q_f a
+// constant and ∂Q_f/∂p a function of f_Q's weights. Without the stop, f_Q
+// learns to act as a friction through α·Q_f², growing with |p|, and the
+// position update η·Q_f·p then throws chains out (experiments/mnist-data).
 type StepGraph struct {
 	Graph *G.ExprGraph
 	Cfg   NNConfig
@@ -27,10 +36,10 @@ type StepGraph struct {
 	Noise    *G.Node // ξ_t ~ N(0, I)
 	Eta      *G.Node // the step size η, a scalar input (set to Cfg.StepSize)
 
-	// PIn and PNextIn exist only in a graph built with FrozenInputs: the
-	// momenta the networks see at z_t and z'_t, fed in instead of p_t and
-	// p_{t+1}.
-	PIn, PNextIn *G.Node
+	// PIn, PNextIn and QDIn exist only in a graph built with FrozenInputs:
+	// the momenta the networks see at z_t and z'_t, fed in instead of p_t
+	// and p_{t+1}, and the value of Q_f that D_f's α·Q_f² term sees.
+	PIn, PNextIn, QDIn *G.Node
 
 	QNet, DNet *graph.CoordMLP
 
@@ -44,11 +53,11 @@ type StepGraph struct {
 
 // StepOptions are variants of the step graph.
 type StepOptions struct {
-	// FrozenInputs makes the momenta that the networks see inputs of the
-	// graph (PIn, PNextIn) instead of stop-gradients of p_t and p_{t+1}. The
-	// derivatives are the same; a finite-difference check of meta-gradients
-	// uses this to hold the networks' inputs fixed, as the stop-gradients
-	// do analytically.
+	// FrozenInputs makes the momenta that the networks see, and the Q_f
+	// that D_f sees, inputs of the graph (PIn, PNextIn, QDIn) instead of
+	// stop-gradients of p_t, p_{t+1} and Q_f. The derivatives are the same;
+	// a finite-difference check of meta-gradients uses this to hold those
+	// values fixed, as the stop-gradients do analytically.
 	FrozenInputs bool
 }
 
@@ -87,7 +96,13 @@ func BuildStep(cfg NNConfig, n int, dt tensor.Dtype, opts ...StepOptions) (*Step
 		pIn = graph.StopGradient(s.PIn)
 	}
 	s.Q = b.qf(s, uIn, pIn)
-	s.D = b.df(s, uIn, pIn, gIn, s.Q)
+	qd := graph.StopGradient(s.Q)
+	if opt.FrozenInputs {
+		s.QDIn = in("qd_in")
+		qd = graph.StopGradient(s.QDIn)
+	}
+	var dGate *G.Node // 1 where D_f's clamp does not bind
+	s.D, dGate = b.df(s, uIn, pIn, gIn, qd)
 
 	s.Eta = graph.Input(g, dt, "nnsghmc.eta")
 	if err := graph.SetValue(s.Eta, []float64{cfg.StepSize}); err != nil {
@@ -99,7 +114,16 @@ func BuildStep(cfg NNConfig, n int, dt tensor.Dtype, opts ...StepOptions) (*Step
 	pn := b.add(s.P, b.elem(graph.Neg, b.scale(eta, drift))) // p − η·drift; see graph.Neg
 	if cfg.Gamma == GammaExact {
 		dQdu := b.grad(b.sum(s.Q), uIn)
-		dDdp := b.grad(b.sum(s.D), pIn)
+		dDdp := b.grad(b.sum(s.D), pIn) // s_D·∂|f_D|/∂p where D_f's clamp does not bind
+		if cfg.Alpha != 0 {
+			// + (∂D_f/∂Q_f)·(∂Q_f/∂p) = 2α·Q_f·∂Q_f/∂p, gated by the clamp
+			dQdp := b.grad(b.sum(s.Q), pIn)
+			chain := b.mul(b.scale(sc(2*cfg.Alpha), qd), dQdp)
+			if dGate != nil {
+				chain = b.mul(chain, dGate)
+			}
+			dDdp = b.add(dDdp, chain)
+		}
 		s.GammaP = b.add(b.mul(dQdu, s.DU), dDdp)
 		pn = b.add(pn, b.scale(eta, s.GammaP))
 	}
@@ -240,22 +264,23 @@ func (b *builder) qf(s *StepGraph, u, p *G.Node) *G.Node {
 	return f
 }
 
-// df is D_f = clamp(α·Q_f² + s_D·|f_D(u, m·p, g)| + c, 0, DMax).
-func (b *builder) df(s *StepGraph, u, p, g, q *G.Node) *G.Node {
+// df is D_f = clamp(α·Q_f² + s_D·|f_D(u, m·p, g)| + c, 0, DMax) for the
+// given Q_f, and the clamp's gate (nil when D_f is not clamped above).
+func (b *builder) df(s *StepGraph, u, p, g, q *G.Node) (d, gate *G.Node) {
 	cfg := s.Cfg
 	if !b.ok() {
-		return nil
+		return nil, nil
 	}
 	pm := b.scale(graph.Scalar(b.g, b.dt, cfg.MomentumScale), p)
 	x := b.must(graph.Concat(1, b.column(u), b.column(pm), b.column(g)))
 	if !b.ok() {
-		return nil
+		return nil, nil
 	}
 	f := b.must(s.DNet.Forward(x))
 	if !b.ok() {
-		return nil
+		return nil, nil
 	}
-	d := b.scale(graph.Scalar(b.g, b.dt, cfg.DScale), b.elem(graph.Abs, f))
+	d = b.scale(graph.Scalar(b.g, b.dt, cfg.DScale), b.elem(graph.Abs, f))
 	if cfg.Alpha != 0 {
 		d = b.add(d, b.scale(graph.Scalar(b.g, b.dt, cfg.Alpha), b.mul(q, q)))
 	}
@@ -263,7 +288,8 @@ func (b *builder) df(s *StepGraph, u, p, g, q *G.Node) *G.Node {
 		d = b.add(d, graph.Scalar(b.g, b.dt, cfg.C))
 	}
 	if cfg.DMax > 0 && b.ok() {
+		gate = graph.ClampGate(d, 0, cfg.DMax)
 		d = graph.Clamp(d, 0, cfg.DMax)
 	}
-	return d
+	return d, gate
 }

@@ -59,7 +59,7 @@ func gradAt(theta []float64) []float64 {
 
 func energyAt(theta []float64, k int) float64 {
 	a, b := theta[k]-standardMean[0], theta[2+k]-standardMean[1]
-	return 0.5*(a*a+b*b) + math.Log(2*math.Pi)
+	return 0.5*(a*a+b*b) + 0.5*math.Log(2*math.Pi) // the toy's constant ½·log(2π·det Σ)
 }
 
 func normals(seed uint64, n int) []float64 {

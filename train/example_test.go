@@ -61,11 +61,12 @@ func Example() {
 	rows := tr.Rows()
 	fmt.Printf("%d epochs, %d Adam steps of the %s loss\n", tr.Epochs(), len(rows), rows[0].Loss)
 	// The chains' mean energy at the loss's times in the second unroll of
-	// the first and the last epoch (at the target it is 1).
+	// the first and the last epoch (at the target it is
+	// 1 + ½·log(2π·det Σ) ≈ 2.20).
 	fmt.Printf("first epoch: %.2f\n", rows[1].Energy)
 	fmt.Printf("last epoch:  %.2f\n", rows[len(rows)-1].Energy)
 	// Output:
 	// 20 epochs, 40 Adam steps of the cross-chain loss
-	// first epoch: 3.38
-	// last epoch:  2.92
+	// first epoch: 2.81
+	// last epoch:  2.00
 }

@@ -1,7 +1,3 @@
-// Package train meta-learns NNSGHMC's networks f_Q and f_D (the weights φ):
-// it unrolls the sampler on parallel chains, estimates KL(q‖π) with the
-// paper's cross-chain and in-chain losses (the entropy through the Stein
-// gradient estimator), and back-propagates through time into φ with Adam.
 package train
 
 import (

@@ -84,6 +84,7 @@ type replay struct {
 	sg   *samplers.StepGraph
 	prog *graph.Program
 	u    *unrolled
+	base samplers.NNConfig // the networks whose Q_f D_f's α·Q_f² term sees
 }
 
 func newReplay(t *testing.T, nn samplers.NNConfig, n int, u *unrolled) *replay {
@@ -95,7 +96,9 @@ func newReplay(t *testing.T, nn samplers.NNConfig, n int, u *unrolled) *replay {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &replay{sg: sg, prog: prog, u: u}
+	base := nn
+	base.Q, base.D = nn.Q.Clone(), nn.D.Clone()
+	return &replay{sg: sg, prog: prog, u: u, base: base}
 }
 
 func (r *replay) loss(l int) (float64, error) {
@@ -120,6 +123,9 @@ func (r *replay) loss(l int) (float64, error) {
 			}
 			graph.SetValue(r.sg.PIn, rec.p)
 			graph.SetValue(r.sg.PNextIn, pNext)
+			qd := make([]float64, len(rec.p))
+			r.base.QF(rec.u, rec.p, qd)
+			graph.SetValue(r.sg.QDIn, qd)
 			if err := r.prog.Run(); err != nil {
 				return 0, err
 			}

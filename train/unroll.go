@@ -30,7 +30,7 @@ func (t *Trainer) buildVJP(rows int) (in, out, sum G.Nodes, err error) {
 	}
 	in = append(sg.Inputs(), aTheta, aP)
 	if t.frozen {
-		in = append(in, sg.PIn, sg.PNextIn)
+		in = append(in, sg.PIn, sg.PNextIn, sg.QDIn)
 	}
 	return in, grads[:2], grads[2:], nil
 }
@@ -65,7 +65,9 @@ func (t *Trainer) backward(w window, adj map[int][]float64, grad [][]float64) er
 			if s+1 < w.b {
 				pNext = w.recs[s+1-w.a].p
 			}
-			in = append(in, r.p, pNext)
+			qd := make([]float64, t.n)
+			t.nn.QF(r.u, r.p, qd)
+			in = append(in, r.p, pNext, qd)
 		}
 		if err := t.vjp.Run(in, [][]float64{gTheta, gP}, step); err != nil {
 			return err

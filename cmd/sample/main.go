@@ -82,6 +82,7 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.trace, "trace", 0, "write every position of the first N chains to trace.csv")
 	fs.Uint64Var(&o.target.TargetSeed, "target-seed", catalog.DefaultOptions.TargetSeed, "seed of generated targets (the toy covariances)")
 	fs.Float64Var(&o.target.TargetScale, "target-scale", catalog.DefaultOptions.TargetScale, "scale s of the 20-D Gaussian's L = s·N(0,1)")
+	fs.StringVar(&o.target.TargetCov, "target-cov", "", "toy Gaussians: read the covariance from FILE (one row per line, as the authors' Cov_* files) instead of drawing it from --target-seed")
 	fs.Float64Var(&o.psgldDecay, "psgld-decay", 0.99, "pSGLD's RMS decay ρ")
 	fs.Float64Var(&o.psgldLambda, "psgld-lambda", 1e-5, "pSGLD's preconditioner floor λ")
 	o.nn.register(fs)
@@ -100,11 +101,11 @@ func run(ctx context.Context, args []string) error {
 	if o.float32 {
 		o.target.Dtype = graph.Float32
 	}
-	task, err := catalog.New(o.task, o.target)
-	if err != nil {
+	if err := catalog.OptionFlagsMatch(o.task, fs.Changed); err != nil {
 		return cli.Usagef("%v", err)
 	}
-	if err := catalog.OptionFlagsMatch(o.task, fs.Changed); err != nil {
+	task, err := catalog.New(o.task, o.target)
+	if err != nil {
 		return cli.Usagef("%v", err)
 	}
 	if err := o.resolve(fs, task); err != nil {

@@ -43,6 +43,8 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.flags")
 	os.WriteFile(bad, []byte("--steps 10\n--no-such-flag 3\n"), 0o644)
+	cov2 := filepath.Join(dir, "cov2")
+	os.WriteFile(cov2, []byte("1 0\n0 1\n"), 0o644)
 	tests := []struct {
 		args []string
 		want string
@@ -63,6 +65,10 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 		{[]string{"-task", "gaussian20", "-valid", "-out", dir}, "--valid is a flag of the GRU tasks; task gaussian20 does not use it"},
 		{[]string{"-task", "gaussian20", "-hidden", "50", "-out", dir}, "--hidden is a flag of the GRU tasks"},
 		{[]string{"-task", "gaussian20", "-download", "-out", dir}, "--download is a flag of the MNIST tasks"},
+		{[]string{"-task", "gaussian20", "-target-cov", cov2, "-out", dir}, "is 2×2; this task's target is 20-D"},
+		{[]string{"-task", "gaussian20", "-target-cov", filepath.Join(dir, "none"), "-out", dir}, "cannot read the covariance"},
+		{[]string{"-task", "gaussian20", "-target-cov", cov2, "-target-seed", "3", "-out", dir}, "--target-cov replaces the covariance"},
+		{[]string{"-task", "gaussian2d", "-target-cov", cov2, "-out", dir}, "--target-cov is a flag of the toy Gaussian"},
 	}
 	for _, tc := range tests {
 		code, stderr := command(t, tc.args...)

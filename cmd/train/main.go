@@ -43,6 +43,7 @@ func main() {
 
 type options struct {
 	task, out, resume, preset string
+	init                      string
 	epochs, chains, subEpochs int
 	steps, window             int
 	stepSize, lr              float64
@@ -58,6 +59,7 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.out, "out", "", "output directory (default runs/train-TASK)")
 	fs.StringVar(&o.preset, "preset", "", "quick: a small demo of the task's training that finishes in minutes")
 	fs.StringVar(&o.resume, "resume", "", "continue the run whose checkpoint is in DIR (outputs go there too); --epochs may differ, to extend a run or end it at its checkpoint")
+	fs.StringVar(&o.init, "init", "", "start from the networks of this trained-sampler file instead of random ones (the task's settings still apply)")
 	fs.IntVar(&o.epochs, "epochs", 0, "number of epochs (default: the task's)")
 	fs.IntVar(&o.subEpochs, "sub-epochs", -1, "continuation unrolls per epoch after the fresh one (default: the task's)")
 	fs.IntVar(&o.chains, "chains", 0, "number of parallel chains (default: the task's)")
@@ -72,6 +74,7 @@ func run(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.target.Download, "download", false, "MNIST tasks: fetch missing data files from their canonical location, verified by sha256")
 	fs.IntVar(&o.target.Hidden, "hidden", 0, "hidden units of the GRU tasks (default: the task's)")
 	fs.Float64Var(&o.target.TargetScale, "target-scale", catalog.DefaultOptions.TargetScale, "scale s of the 20-D Gaussian's L = s·N(0,1)")
+	fs.StringVar(&o.target.TargetCov, "target-cov", "", "toy Gaussians: read the covariance from FILE (one row per line, as the authors' Cov_* files) instead of drawing it from --target-seed")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -103,11 +106,11 @@ func run(ctx context.Context, args []string) error {
 			return cli.Usagef("%s already holds a training run: continue it with --resume %s, or choose another --out", o.out, o.out)
 		}
 	}
-	task, err := catalog.New(o.task, o.target)
-	if err != nil {
+	if err := catalog.OptionFlagsMatch(o.task, fs.Changed); err != nil {
 		return cli.Usagef("%v", err)
 	}
-	if err := catalog.OptionFlagsMatch(o.task, fs.Changed); err != nil {
+	task, err := catalog.New(o.task, o.target)
+	if err != nil {
 		return cli.Usagef("%v", err)
 	}
 	if task.Training == nil {
@@ -123,6 +126,13 @@ func run(ctx context.Context, args []string) error {
 		return cli.Usagef("%v", err)
 	}
 	nn.RandomNets(task.Training.QHidden, task.Training.DHidden, rand.New(rand.NewPCG(o.seed, 0x6e657473))) // "nets"
+	if o.init != "" {
+		f, err := samplers.ReadSamplerFile(o.init)
+		if err != nil {
+			return cli.Usagef("--init: %v", err)
+		}
+		nn.Q, nn.D = f.Config.Q, f.Config.D
+	}
 	tr, err := train.New(cfg, prob, nn, o.seed)
 	if err != nil {
 		return cli.Usagef("%v", err)
@@ -188,6 +198,9 @@ func run(ctx context.Context, args []string) error {
 	info := map[string]any{
 		"task": o.task, "seed": o.seed, "epochs": tr.Epochs(), "sub_epochs": cfg.SubEpochs, "chains": cfg.Chains,
 		"steps": cfg.Steps, "window": cfg.Window, "train_step_size": trained.StepSize, "train_dim": trained.TrainDim,
+	}
+	if o.init != "" {
+		info["init"] = o.init
 	}
 	f := samplers.NewSamplerFile(trained, info)
 	return cli.WriteFile(filepath.Join(o.out, "sampler.json"), f.Encode)

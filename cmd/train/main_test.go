@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,6 +51,7 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 		{[]string{"-epochs", "0", "-out", dir}, "--epochs: invalid value"},
 		{[]string{"-steps", "10", "-out", dir}, "the in-chain loss has no time within 10 steps"},
 		{[]string{"-resume", filepath.Join(dir, "none")}, "cannot read checkpoint"},
+		{[]string{"-init", filepath.Join(dir, "none.json"), "-out", filepath.Join(dir, "i")}, "--init: cannot read sampler file"},
 	}
 	for _, tc := range tests {
 		code, stderr := command(t, tc.args...)
@@ -128,5 +130,50 @@ func TestTrainWritesASamplerThatResumesExactly(t *testing.T) {
 	if err := run(context.Background(), append(append([]string{}, small...), "-steps", "57", "-resume", resumed)); err == nil ||
 		!strings.Contains(err.Error(), "another training configuration") {
 		t.Errorf("resume with other flags: %v", err)
+	}
+}
+
+// TestInitStartsFromTheGivenNetworks trains briefly from a trained sampler's
+// networks: with Adam's steps bounded by the learning rate, the result stays
+// within a few steps of those networks, where random ones are far away.
+func TestInitStartsFromTheGivenNetworks(t *testing.T) {
+	first, fromInit, fresh := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := run(context.Background(), append(small, "-out", first)); err != nil {
+		t.Fatal(err)
+	}
+	start := filepath.Join(first, "sampler.json")
+	other := append(append([]string{}, small...), "-seed", "9")
+	if err := run(context.Background(), append(other, "-init", start, "-out", fromInit)); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), append(other, "-out", fresh)); err != nil {
+		t.Fatal(err)
+	}
+	read := func(dir string) *samplers.SamplerFile {
+		f, err := samplers.ReadSamplerFile(filepath.Join(dir, "sampler.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	a, b, c := read(first), read(fromInit), read(fresh)
+	maxDiff := func(x, y *samplers.SamplerFile) float64 {
+		d := 0.0
+		for l := range x.Config.Q.W {
+			for i, v := range x.Config.Q.W[l] {
+				d = math.Max(d, math.Abs(v-y.Config.Q.W[l][i]))
+			}
+		}
+		return d
+	}
+	// 2 epochs × 2 unrolls × 2 losses = 8 Adam steps of at most ~lr 5e-4
+	if d := maxDiff(a, b); d > 0.01 {
+		t.Errorf("trained from --init, f_Q's weights moved by up to %v", d)
+	}
+	if d := maxDiff(a, c); d < 0.05 {
+		t.Errorf("without --init, f_Q's weights are within %v of the other run's: the test cannot tell", d)
+	}
+	if b.Training["init"] != start {
+		t.Errorf("training info: init %v", b.Training["init"])
 	}
 }

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 	G "gorgonia.org/gorgonia"
@@ -15,8 +18,16 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
-// Gaussian is the energy U(θ) = ½(θ−μ)ᵀΣ⁻¹(θ−μ) + ½·log((2π)^d·det Σ) of
-// N(μ, Σ), that is −log N(θ; μ, Σ).
+// Gaussian is the energy of N(μ, Σ) with the authors' normalisation
+// (Toy Example/Util.py, U_Gaussian):
+//
+//	U(θ) = ½(θ−μ)ᵀΣ⁻¹(θ−μ) + ½·log(2π·det Σ),
+//
+// which is −log N(θ; μ, Σ) less ½(d−1)·log 2π. The constant does not change
+// the distribution, but NNSGHMC's networks take the raw energy as an input
+// on the toy: with this constant they see the values the authors' samplers
+// were trained on (about 2 at equilibrium on the 10-D training target, 18 to
+// 22 on the 20-D test targets, where −log N gives 10 and 35 to 39).
 type Gaussian struct {
 	mean    []float64
 	cov     *mat.SymDense
@@ -45,7 +56,7 @@ func New(mean []float64, cov mat.Symmetric) (*Gaussian, error) {
 		mean:    append([]float64(nil), mean...),
 		cov:     c,
 		prec:    prec,
-		logNorm: 0.5 * (float64(d)*math.Log(2*math.Pi) + ch.LogDet()),
+		logNorm: 0.5 * (math.Log(2*math.Pi) + ch.LogDet()),
 	}, nil
 }
 
@@ -110,7 +121,7 @@ func (g *Gaussian) Cov() *mat.SymDense {
 	return c
 }
 
-// Build implements tasks.Energy: U_k = ½ Σ_i r_ik (Σ⁻¹r)_ik + ½log((2π)^d det Σ)
+// Build implements tasks.Energy: U_k = ½ Σ_i r_ik (Σ⁻¹r)_ik + ½log(2π det Σ)
 // with r = θ − μ for the K columns of theta.
 func (g *Gaussian) Build(gr *G.ExprGraph, theta *G.Node) (*tasks.Model, error) {
 	d := g.Dim()
@@ -162,4 +173,65 @@ func (g *Gaussian) Energy(x []float64) float64 {
 		r.SetVec(i, x[i]-g.mean[i])
 	}
 	return 0.5*mat.Inner(r, g.prec, r) + g.logNorm
+}
+
+// Toy returns the toy's Gaussian with covariance cov: mean 3 in every
+// coordinate, as all of the paper's toy targets.
+func Toy(cov mat.Symmetric) (*Gaussian, error) {
+	return New(constant(cov.SymmetricDim(), 3), cov)
+}
+
+// ReadCov reads a covariance matrix from a plain-text file with one row per
+// line and the numbers separated by white space (numpy.savetxt's format, in
+// which the authors saved their toy covariances). The matrix must be square,
+// symmetric up to rounding (|a_ij − a_ji| ≤ 1e-6·max|a|; it is made exactly
+// symmetric by averaging) and positive definite.
+func ReadCov(path string) (*mat.SymDense, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the covariance: %w", err)
+	}
+	var rows [][]float64
+	for n, line := range strings.Split(string(b), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		row := make([]float64, len(fields))
+		for j, f := range fields {
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("covariance %s, line %d: %q is not a finite number", path, n+1, f)
+			}
+			row[j] = v
+		}
+		rows = append(rows, row)
+	}
+	d := len(rows)
+	if d == 0 {
+		return nil, fmt.Errorf("covariance %s is empty (want one matrix row per line)", path)
+	}
+	scale := 0.0
+	for i, row := range rows {
+		if len(row) != d {
+			return nil, fmt.Errorf("covariance %s is not square: row %d has %d numbers for %d rows", path, i+1, len(row), d)
+		}
+		for _, v := range row {
+			scale = math.Max(scale, math.Abs(v))
+		}
+	}
+	cov := mat.NewSymDense(d, nil)
+	for i := 0; i < d; i++ {
+		for j := i; j < d; j++ {
+			if math.Abs(rows[i][j]-rows[j][i]) > 1e-6*scale {
+				return nil, fmt.Errorf("covariance %s is not symmetric: entries (%d, %d) and (%d, %d) are %v and %v", path, i+1, j+1, j+1, i+1, rows[i][j], rows[j][i])
+			}
+			cov.SetSym(i, j, (rows[i][j]+rows[j][i])/2)
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(cov) {
+		return nil, fmt.Errorf("covariance %s is not positive definite", path)
+	}
+	return cov, nil
 }

@@ -88,8 +88,12 @@ type Training struct {
 type Options struct {
 	TargetSeed  uint64  // seed of a generated target (the toy covariances)
 	TargetScale float64 // scale s of the 20-D toy's L = s·N(0, 1)
-	DataDir     string  // data directory ("" for $METASGMCMC_DATA, else ./data)
-	Hidden      int     // GRU width (0 for the task's)
+	// TargetCov, when not empty, is a file holding the toy target's
+	// covariance (gaussian10, gaussian20), such as the authors' own; it
+	// replaces the seeded one.
+	TargetCov string
+	DataDir   string // data directory ("" for $METASGMCMC_DATA, else ./data)
+	Hidden    int    // GRU width (0 for the task's)
 	// Valid, for the GRU tasks, also scores the validation split
 	// (valid_nll), on which the paper tunes NNSGHMC's offset β.
 	Valid bool
@@ -149,18 +153,22 @@ var optionFlags = []struct {
 	{"hidden", "GRU", isGRU},
 	{"valid", "GRU", isGRU},
 	{"download", "MNIST", func(task string) bool { return strings.HasPrefix(task, "mnist-") }},
+	{"target-cov", "toy Gaussian (gaussian10, gaussian20)", func(task string) bool { return task == "gaussian10" || task == "gaussian20" }},
 }
 
 func isGRU(task string) bool { return strings.HasSuffix(task, "-gru") }
 
 // OptionFlagsMatch refuses a flag of Options (--hidden, --valid,
-// --download) set for a task that does not read it, which would otherwise
+// --download, --target-cov) set for a task that does not read it, which would otherwise
 // be silently ignored; set reports whether the command line set a flag.
 func OptionFlagsMatch(task string, set func(flag string) bool) error {
 	for _, f := range optionFlags {
 		if set(f.flag) && !f.reads(task) {
 			return fmt.Errorf("--%s is a flag of the %s tasks; task %s does not use it", f.flag, f.kind, task)
 		}
+	}
+	if set("target-cov") && (set("target-seed") || set("target-scale")) {
+		return fmt.Errorf("--target-cov replaces the covariance that --target-seed and --target-scale draw; give one or the other")
 	}
 	return nil
 }

@@ -5,9 +5,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
+	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gru"
 )
 
@@ -129,6 +131,47 @@ func TestGRUValidationScoring(t *testing.T) {
 		}
 		if valid && (!(v > 0) || v == got[gru.MetricTestNLL]) {
 			t.Errorf("valid_nll %v beside test_nll %v", v, got[gru.MetricTestNLL])
+		}
+	}
+}
+
+// TestTargetCovSetsTheToyTarget checks that --target-cov replaces the seeded
+// covariance of the toy tasks, keeping mean 3.
+func TestTargetCovSetsTheToyTarget(t *testing.T) {
+	for _, c := range []struct {
+		task string
+		d    int
+	}{{"gaussian10", 10}, {"gaussian20", 20}} {
+		path := t.TempDir() + "/cov"
+		var text []byte
+		for i := 0; i < c.d; i++ {
+			for j := 0; j < c.d; j++ {
+				v := 0.0
+				if i == j {
+					v = 0.5 + float64(i)
+				}
+				text = append(text, []byte(strconv.FormatFloat(v, 'g', -1, 64)+" ")...)
+			}
+			text = append(text, '\n')
+		}
+		if err := os.WriteFile(path, text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := DefaultOptions
+		o.TargetCov = path
+		task, err := New(c.task, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, ok := task.Energy.(*gaussian.Gaussian)
+		if !ok {
+			t.Fatalf("%s: energy %T", c.task, task.Energy)
+		}
+		cov := g.Cov()
+		for i := 0; i < c.d; i++ {
+			if cov.At(i, i) != 0.5+float64(i) || g.Mean()[i] != 3 {
+				t.Fatalf("%s: Σ[%d,%d] = %v, μ = %v", c.task, i, i, cov.At(i, i), g.Mean()[i])
+			}
 		}
 	}
 }

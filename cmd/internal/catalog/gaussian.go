@@ -13,18 +13,32 @@ import (
 )
 
 func init() {
-	register("gaussian10", "the paper's 10-D training Gaussian: mean 3, diagonal covariance with variances U[0,1)",
-		gaussianTask(true, func(o Options) *gaussian.Gaussian { return gaussian.Train10(o.TargetSeed) }))
-	register("gaussian20", "the paper's 20-D test Gaussian: mean 3, Σ = LLᵀ with L = s·N(0,1)",
-		gaussianTask(false, func(o Options) *gaussian.Gaussian { return gaussian.Test20(o.TargetSeed, o.TargetScale) }))
+	register("gaussian10", "the paper's 10-D training Gaussian: mean 3, diagonal covariance with variances U[0,1) (or --target-cov FILE)",
+		gaussianTask(true, toyTarget(10, func(o Options) *gaussian.Gaussian { return gaussian.Train10(o.TargetSeed) })))
+	register("gaussian20", "the paper's 20-D test Gaussian: mean 3, Σ = LLᵀ with L = s·N(0,1) (or --target-cov FILE)",
+		gaussianTask(false, toyTarget(20, func(o Options) *gaussian.Gaussian { return gaussian.Test20(o.TargetSeed, o.TargetScale) })))
 	register("gaussian2d", "a correlated 2-D Gaussian (mean 0, unit variances, correlation 0.9) for trajectory pictures",
-		gaussianTask(false, func(Options) *gaussian.Gaussian {
-			g, err := gaussian.New([]float64{0, 0}, mat.NewSymDense(2, []float64{1, 0.9, 0.9, 1}))
-			if err != nil {
-				panic(err)
-			}
-			return g
+		gaussianTask(false, func(Options) (*gaussian.Gaussian, error) {
+			return gaussian.New([]float64{0, 0}, mat.NewSymDense(2, []float64{1, 0.9, 0.9, 1}))
 		}))
+}
+
+// toyTarget is a toy Gaussian of dimension d: the seeded one, or mean 3
+// with the covariance in o.TargetCov.
+func toyTarget(d int, seeded func(Options) *gaussian.Gaussian) func(Options) (*gaussian.Gaussian, error) {
+	return func(o Options) (*gaussian.Gaussian, error) {
+		if o.TargetCov == "" {
+			return seeded(o), nil
+		}
+		cov, err := gaussian.ReadCov(o.TargetCov)
+		if err != nil {
+			return nil, err
+		}
+		if n := cov.SymmetricDim(); n != d {
+			return nil, fmt.Errorf("--target-cov %s is %d×%d; this task's target is %d-D", o.TargetCov, n, n, d)
+		}
+		return gaussian.Toy(cov)
+	}
 }
 
 // toyNN are the authors' settings for the toy: raw energy and gradient
@@ -35,12 +49,15 @@ var toyNN = samplers.NNConfig{ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, Gra
 
 // gaussianTask is a Gaussian task; only the paper's training target has the
 // toy's meta-training set-up.
-func gaussianTask(trainable bool, target func(Options) *gaussian.Gaussian) func(Options) (*Task, error) {
+func gaussianTask(trainable bool, target func(Options) (*gaussian.Gaussian, error)) func(Options) (*Task, error) {
 	return func(o Options) (*Task, error) {
 		if o.TargetScale <= 0 {
 			return nil, fmt.Errorf("target scale must be positive, got %v", o.TargetScale)
 		}
-		g := target(o)
+		g, err := target(o)
+		if err != nil {
+			return nil, err
+		}
 		d := g.Dim()
 		var tr *Training
 		if trainable {

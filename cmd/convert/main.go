@@ -1,0 +1,133 @@
+// Command convert turns the authors' pretrained NNSGHMC samplers (their
+// PyTorch checkpoints, decoded to JSON) into this project's trained-sampler
+// file, so that they run through cmd/sample like a sampler of ours:
+//
+//	convert -sampler nt -out runs/authors/nt.json
+//	sample --flagfile experiments/mnist-nt/nnsghmc.flags --meta runs/authors/nt.json ...
+//
+// The samplers are the toy's (trained on the 10-D Gaussian), the MNIST NT/AF
+// one (trained on the 784-20-10 ReLU network) and the MNIST Data one
+// (trained on digits 0-4). The settings that go with the weights (input and
+// output scales, α, clamps, the training dimension) are those of the task
+// each was trained on; the weights are the authors', never a result of ours.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
+)
+
+func main() { cli.Exit("convert", run(context.Background(), os.Args[1:])) }
+
+// authorsSampler is one of the authors' pretrained samplers: the names of
+// its two checkpoints (%s is Q or D) and the task it was trained on.
+type authorsSampler struct {
+	name string
+	task string
+}
+
+var authors = map[string]authorsSampler{
+	"toy":  {name: "Toy Example/saveModel/%s_state_100_dim_10_clamp_5.0_range_6.0_time_20180413-1226", task: "gaussian10"},
+	"nt":   {name: "BNN_MNIST/%s_state_batch_500_baseline_50D_70G_step_0.007_40ep_broad_0.2", task: "mnist-relu"},
+	"data": {name: "BNN_MNIST/%s_state_batch_500_baseline_50D_70G_step_0.007_40ep_broad_0.2_datasetGen", task: "mnist-data-train"},
+}
+
+// defaultIn is where the authors' checkpoints are, beside the data.
+func defaultIn(dataDir string) string {
+	return filepath.Join(datadir.Dir(dataDir), "..", "reference", "authors-samplers", "authors-samplers.json")
+}
+
+func run(_ context.Context, args []string) error {
+	fs := pflag.NewFlagSet("convert", pflag.ContinueOnError)
+	var in, out, which, dataDir string
+	fs.StringVar(&which, "sampler", "", "which of the authors' samplers: toy, nt (MNIST NT/AF) or data (MNIST Data)")
+	fs.StringVar(&in, "in", "", "the authors' checkpoints as JSON (default DATA_DIR/../reference/authors-samplers/authors-samplers.json)")
+	fs.StringVar(&out, "out", "", "the trained-sampler file to write")
+	fs.StringVar(&dataDir, "data-dir", "", "data directory (default: $METASGMCMC_DATA, else ./data); the MNIST samplers read it for the data size N")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return cli.Usagef("unexpected arguments %q", fs.Args())
+	}
+	a, ok := authors[which]
+	if !ok {
+		return cli.Usagef("--sampler %q: want toy, nt or data", which)
+	}
+	if out == "" {
+		return cli.Usagef("--out: name the trained-sampler file to write")
+	}
+	if in == "" {
+		in = defaultIn(dataDir)
+	}
+	task, err := catalog.New(a.task, catalog.Options{DataDir: dataDir, TargetSeed: 1, TargetScale: catalog.DefaultOptions.TargetScale})
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	f, err := convert(in, a, task)
+	if err != nil {
+		return err
+	}
+	return cli.WriteFile(out, f.Encode)
+}
+
+// convert reads the checkpoints of sampler a from the file in and gives
+// them the settings of the task they were trained on.
+func convert(in string, a authorsSampler, task *catalog.Task) (*samplers.SamplerFile, error) {
+	r, err := os.Open(in)
+	if err != nil {
+		return nil, cli.Usagef("cannot read the authors' checkpoints: %v (give --in FILE)", err)
+	}
+	defer r.Close()
+	states, err := samplers.ReadTorchStates(r)
+	if err != nil {
+		return nil, cli.Usagef("%s: %v", in, err)
+	}
+	tr := task.Training
+	cfg := tr.NN
+	cfg.StepSize = tr.StepSize
+	if tr.AlphaCoef > 0 {
+		cfg.Alpha = tr.AlphaCoef / cfg.StepSize
+	}
+	cfg.TrainDim = task.Dim
+	cfg.Gamma = samplers.GammaExact
+	names := map[string]string{}
+	for _, net := range []string{"Q", "D"} {
+		name := fmt.Sprintf(a.name, net)
+		state, ok := states[name]
+		if !ok {
+			return nil, cli.Usagef("%s has no state dict %q (it holds %s)", in, name, strings.Join(states.Names(), ", "))
+		}
+		w, err := samplers.TorchMLP(state)
+		if err != nil {
+			return nil, cli.Usagef("%s: %s: %v", in, name, err)
+		}
+		names[net] = name
+		if net == "Q" {
+			cfg.Q = w
+		} else {
+			cfg.D = w
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, cli.Usagef("%s: %v", in, err)
+	}
+	return samplers.NewSamplerFile(cfg, map[string]any{
+		"task":       task.Name,
+		"source":     "the authors' pretrained sampler (github.com/WenboGong/MetaSGMCMC), converted by cmd/convert: not trained by this project",
+		"f_q":        names["Q"],
+		"f_d":        names["D"],
+		"train_dim":  cfg.TrainDim,
+		"train_step": cfg.StepSize,
+	}), nil
+}
