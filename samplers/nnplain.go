@@ -55,14 +55,8 @@ func (s *NNSGHMC) finishQ(out []float64) {
 // QF computes Q_f = β + clamp(f_Q(u_i, m·p_i), ±ClampQ) for every
 // coordinate i into out.
 func (cfg *NNConfig) QF(u, p, out []float64) {
-	in := make([]float64, 2*len(p))
-	for i := range p {
-		in[2*i], in[2*i+1] = u[i], cfg.MomentumScale*p[i]
-	}
-	cfg.Q.Eval(in, out)
-	for i, f := range out {
-		out[i], _ = cfg.qOf(f)
-	}
+	s := NNSGHMC{cfg: *cfg}
+	s.evalQ(u, p, out)
 }
 
 // qOf turns an output f of f_Q into Q_f = β + clamp(f, ±ClampQ) and the

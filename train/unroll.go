@@ -48,6 +48,7 @@ func (t *Trainer) backward(w window, adj map[int][]float64, grad [][]float64) er
 	}
 	aTheta, aP := make([]float64, t.n), make([]float64, t.n)
 	gTheta, gP := make([]float64, t.n), make([]float64, t.n)
+	qd := make([]float64, t.n) // the Q_f that D_f sees, on the frozen path
 	step := make([][]float64, len(grad))
 	for i := range grad {
 		step[i] = make([]float64, len(grad[i]))
@@ -65,7 +66,6 @@ func (t *Trainer) backward(w window, adj map[int][]float64, grad [][]float64) er
 			if s+1 < w.b {
 				pNext = w.recs[s+1-w.a].p
 			}
-			qd := make([]float64, t.n)
 			t.nn.QF(r.u, r.p, qd)
 			in = append(in, r.p, pNext, qd)
 		}
