@@ -39,13 +39,9 @@ func (t *Trainer) Checkpoint() (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	var batches []json.RawMessage
-	for _, b := range t.batches() {
-		saved, err := json.Marshal(b)
-		if err != nil {
-			return nil, err
-		}
-		batches = append(batches, saved)
+	batches, err := t.saveBatches()
+	if err != nil {
+		return nil, err
 	}
 	adam := func(a *Adam) *Adam {
 		c := &Adam{Config: a.Config, T: a.T}
@@ -76,6 +72,33 @@ func (t *Trainer) batches() []*tasks.Batches {
 		}
 	}
 	return bs
+}
+
+// saveBatches returns the targets' minibatch orders as JSON.
+func (t *Trainer) saveBatches() ([]json.RawMessage, error) {
+	var saved []json.RawMessage
+	for _, b := range t.batches() {
+		j, err := json.Marshal(b)
+		if err != nil {
+			return nil, err
+		}
+		saved = append(saved, j)
+	}
+	return saved, nil
+}
+
+// restoreBatches puts orders saved by saveBatches back into the targets.
+func (t *Trainer) restoreBatches(saved []json.RawMessage) error {
+	bs := t.batches()
+	if len(saved) != len(bs) {
+		return fmt.Errorf("%d minibatch orders for %d batched targets", len(saved), len(bs))
+	}
+	for i, j := range saved {
+		if err := bs[i].UnmarshalJSON(j); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Encode writes the checkpoint as JSON (floats in their shortest exact
