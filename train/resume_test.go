@@ -7,6 +7,9 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -168,4 +171,125 @@ func sameNetworks(t *testing.T, a, b *Trainer) {
 			}
 		}
 	}
+}
+
+// TestReadCheckpointRefusesABadField damages one field at a time of a
+// checkpoint written in the middle of an epoch and requires ReadCheckpoint
+// to refuse it in one line that names the file and the field and says what
+// to do.
+func TestReadCheckpointRefusesABadField(t *testing.T) {
+	const k = 4
+	cfg := tinyConfig(k)
+	cfg.Epochs, cfg.SubEpochs = 3, 2
+	tr, err := New(cfg, batchedProblem(t, k), smoothNets(), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Run(newAfterSteps(7*4+3), nil, nil); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("want an interruption, got %v", err)
+	}
+	cp, err := tr.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := cp.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "checkpoint.json")
+	// edit applies a change to the checkpoint's JSON as a tree of maps
+	edit := func(change func(m map[string]any)) []byte {
+		var m map[string]any
+		if err := json.Unmarshal(good, &m); err != nil {
+			t.Fatal(err)
+		}
+		change(m)
+		b, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	get := func(m map[string]any, keys ...string) map[string]any {
+		for _, key := range keys {
+			m = m[key].(map[string]any)
+		}
+		return m
+	}
+	tests := []struct {
+		name   string
+		change func(m map[string]any)
+		want   string // in the error, after the file's name
+	}{
+		{"negative epoch", func(m map[string]any) { get(m, "position")["epoch"] = -5 }, "position.epoch is -5"},
+		{"epoch past the schedule", func(m map[string]any) { get(m, "position")["epoch"] = 4 }, "position.epoch is 4"},
+		{"negative unroll", func(m map[string]any) { get(m, "position")["unroll"] = -1 }, "position.unroll is -1"},
+		{"unroll past the epoch", func(m map[string]any) { get(m, "position")["unroll"] = 3 }, "position.unroll is 3"},
+		{"unroll at the end", func(m map[string]any) { get(m, "position")["epoch"], get(m, "config")["epochs"] = 1, 1 }, "position.unroll is 1"},
+		{"bad config", func(m map[string]any) { get(m, "config")["chains"] = 0 }, "config: train: 0 chains"},
+		{"bad learning rate", func(m map[string]any) { get(m, "config", "q_adam")["lr"] = -1 }, "config: adam"},
+		{"no f_Q", func(m map[string]any) { delete(m, "f_q") }, "f_q is missing"},
+		{"f_D of the wrong shape", func(m map[string]any) { get(m, "f_d")["inputs"] = 7 }, "f_d: mlp: layer 0 has 12 weights"},
+		{"no Adam of f_D", func(m map[string]any) { delete(m, "d_adam") }, "d_adam is missing"},
+		{"Adam steps", func(m map[string]any) { get(m, "q_adam")["t"] = 3 }, "q_adam.t is 3"},
+		{"Adam config", func(m map[string]any) { get(m, "q_adam", "config")["lr"] = 1 }, "q_adam.config"},
+		{"Adam moments", func(m map[string]any) { get(m, "d_adam")["m"] = []any{} }, "d_adam has 0 m"},
+		{"negative Adam variance", func(m map[string]any) { get(m, "d_adam")["v"].([]any)[0].([]any)[0] = -1.0 }, "d_adam.v[0] has a negative value"},
+		{"no random state", func(m map[string]any) { delete(m, "rng") }, "rng:"},
+		{"no chain state mid-epoch", func(m map[string]any) { delete(m, "theta"); delete(m, "p") }, "theta has 0 values in the middle of an epoch"},
+		{"momenta missing", func(m map[string]any) { delete(m, "p") }, "theta has 8 values and p 0"},
+		{"chain state at an epoch's start", func(m map[string]any) { get(m, "position")["unroll"] = 0 }, "theta and p are given at the start"},
+		{"batch position", func(m map[string]any) { m["batches"].([]any)[0].(map[string]any)["pos"] = -3 }, "batches[0]"},
+		{"batch epoch", func(m map[string]any) { m["batches"].([]any)[0].(map[string]any)["epoch"] = -1 }, "batches[0]"},
+		{"batch order", func(m map[string]any) { m["batches"].([]any)[0].(map[string]any)["perm"].([]any)[0] = 99 }, "batches[0]: tasks: saved batch order is not a permutation"},
+		{"a row missing", func(m map[string]any) { m["rows"] = m["rows"].([]any)[1:] }, "rows has 7 rows, want 8"},
+		{"a row out of place", func(m map[string]any) { m["rows"].([]any)[2].(map[string]any)["unroll"] = 2 }, "rows[2] is epoch 1, unroll 2"},
+		{"negative time", func(m map[string]any) { m["seconds"] = -1 }, "seconds is -1"},
+		{"version", func(m map[string]any) { m["version"] = 2 }, "has version 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(path, edit(tc.change), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadCheckpoint(path)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			msg := err.Error()
+			t.Log(msg)
+			if !strings.Contains(msg, path) || !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
+				t.Errorf("got %q; want one line naming %s and %q", msg, path, tc.want)
+			}
+			if tc.name != "version" && !strings.Contains(msg, "restore it from a copy, or start the run afresh") {
+				t.Errorf("got %q; want what to do", msg)
+			}
+		})
+	}
+	t.Run("not JSON", func(t *testing.T) {
+		if err := os.WriteFile(path, good[:len(good)/2], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadCheckpoint(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "damaged") {
+			t.Errorf("a truncated checkpoint: %v", err)
+		}
+	})
+	t.Run("unchanged", func(t *testing.T) {
+		if err := os.WriteFile(path, edit(func(map[string]any) {}), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ReadCheckpoint(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := New(cfg, batchedProblem(t, k), smoothNets(), 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := again.Restore(back); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
