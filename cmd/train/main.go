@@ -154,7 +154,7 @@ func run(ctx context.Context, args []string) (err error) {
 	var saved *train.Position // where the last checkpoint on disk stands
 	if resumed != nil {
 		if err := tr.Restore(resumed); err != nil {
-			return cli.Usagef("cannot resume %s: %v; continue it with the program version that wrote it, or start afresh into another --out", o.resume, err)
+			return cli.Usagef("cannot resume %s: %v; its config.json and checkpoint.json disagree (edited, or written by another version of this program): continue it with that version, or start afresh into another --out", o.resume, err)
 		}
 		saved = &resumed.Position
 	} else {
