@@ -76,8 +76,9 @@ func (b *Batches) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return err
 	}
-	if len(s.Perm) != len(b.perm) || s.Size != b.size || s.Pos < 0 || s.Pos > len(s.Perm) {
-		return fmt.Errorf("tasks: saved batches of %d from %d items at %d, want batches of %d from %d", s.Size, len(s.Perm), s.Pos, b.size, len(b.perm))
+	if len(s.Perm) != len(b.perm) || s.Size != b.size || s.Pos < 0 || s.Pos > len(s.Perm) || s.Epoch < 0 {
+		return fmt.Errorf("tasks: saved batches of %d from %d items at %d in epoch %d, want batches of %d from %d at 0 to %d in epoch ≥ 0",
+			s.Size, len(s.Perm), s.Pos, s.Epoch, b.size, len(b.perm), len(b.perm))
 	}
 	if s.Epoch == 0 { // no permutation drawn yet
 		b.pos, b.epoch = len(b.perm), 0

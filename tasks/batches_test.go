@@ -53,6 +53,8 @@ func TestBatchesRejectsAForeignOrder(t *testing.T) {
 		{`{"perm":[0,1,2],"pos":0,"size":1,"epoch":1}`, "want batches of 1 from 4"},
 		{`{"perm":[0,1,1,3],"pos":0,"size":1,"epoch":1}`, "not a permutation"},
 		{`{"perm":[0,1,2,3],"pos":5,"size":1,"epoch":1}`, "at 5"},
+		{`{"perm":[0,1,2,3],"pos":-1,"size":1,"epoch":1}`, "at -1"},
+		{`{"perm":[0,1,2,3],"pos":1,"size":1,"epoch":-2}`, "in epoch -2"},
 	} {
 		b, _ := NewBatches(4, 1)
 		if err := b.UnmarshalJSON([]byte(tc.saved)); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -13,9 +13,10 @@ type AdamConfig struct {
 	Eps   float64 `json:"eps"` // PyTorch's default 1e-8
 }
 
-// Validate reports invalid settings.
+// Validate reports invalid settings: the learning rate and ε must be
+// positive and finite, the betas in [0, 1).
 func (c AdamConfig) Validate() error {
-	if !(c.LR > 0) || !(c.Beta1 >= 0 && c.Beta1 < 1) || !(c.Beta2 >= 0 && c.Beta2 < 1) || !(c.Eps > 0) {
+	if !(c.LR > 0) || math.IsInf(c.LR, 0) || !(c.Beta1 >= 0 && c.Beta1 < 1) || !(c.Beta2 >= 0 && c.Beta2 < 1) || !(c.Eps > 0) || math.IsInf(c.Eps, 0) {
 		return fmt.Errorf("adam: invalid settings lr %v, betas (%v, %v), eps %v", c.LR, c.Beta1, c.Beta2, c.Eps)
 	}
 	return nil

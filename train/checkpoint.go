@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
+	"sort"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
@@ -39,13 +41,9 @@ func (t *Trainer) Checkpoint() (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	var batches []json.RawMessage
-	for _, b := range t.batches() {
-		saved, err := json.Marshal(b)
-		if err != nil {
-			return nil, err
-		}
-		batches = append(batches, saved)
+	batches, err := t.saveBatches()
+	if err != nil {
+		return nil, err
 	}
 	adam := func(a *Adam) *Adam {
 		c := &Adam{Config: a.Config, T: a.T}
@@ -78,11 +76,38 @@ func (t *Trainer) batches() []*tasks.Batches {
 	return bs
 }
 
+// saveBatches returns the targets' minibatch orders as JSON.
+func (t *Trainer) saveBatches() ([]json.RawMessage, error) {
+	var saved []json.RawMessage
+	for _, b := range t.batches() {
+		j, err := json.Marshal(b)
+		if err != nil {
+			return nil, err
+		}
+		saved = append(saved, j)
+	}
+	return saved, nil
+}
+
+// restoreBatches puts orders saved by saveBatches back into the targets.
+func (t *Trainer) restoreBatches(saved []json.RawMessage) error {
+	bs := t.batches()
+	if len(saved) != len(bs) {
+		return fmt.Errorf("%d minibatch orders for %d batched targets", len(saved), len(bs))
+	}
+	for i, j := range saved {
+		if err := bs[i].UnmarshalJSON(j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Encode writes the checkpoint as JSON (floats in their shortest exact
 // form).
 func (c *Checkpoint) Encode(w io.Writer) error { return json.NewEncoder(w).Encode(c) }
 
-// ReadCheckpoint reads a checkpoint file.
+// ReadCheckpoint reads a checkpoint file and validates it (see Validate).
 func ReadCheckpoint(path string) (*Checkpoint, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -90,18 +115,186 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 	}
 	var c Checkpoint
 	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("checkpoint %s is not valid: %w", path, err)
+		if field := badField(b); field != "" {
+			return nil, fmt.Errorf("checkpoint %s is not valid: %s: %v; %s", path, field, err, damaged)
+		}
+		return nil, fmt.Errorf("checkpoint %s is not valid JSON of a checkpoint (%v); %s", path, err, damaged)
 	}
 	if c.Version != CheckpointVersion {
-		return nil, fmt.Errorf("checkpoint %s has version %d; this program reads version %d", path, c.Version, CheckpointVersion)
+		return nil, fmt.Errorf("checkpoint %s has version %d; this program reads version %d (continue the run with the program that wrote it)", path, c.Version, CheckpointVersion)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("checkpoint %s is not valid: %v; %s", path, err, damaged)
 	}
 	return &c, nil
+}
+
+// badField returns the name of the first top-level field of the JSON
+// object b that does not decode into a Checkpoint on its own, or "".
+func badField(b []byte) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		one, err := json.Marshal(map[string]json.RawMessage{k: m[k]})
+		if err != nil {
+			return k
+		}
+		if json.Unmarshal(one, new(Checkpoint)) != nil {
+			return k
+		}
+	}
+	return ""
+}
+
+// damaged says what to do about a damaged checkpoint file.
+const damaged = "the file is damaged or was edited: restore it from a copy, or start the run afresh into another output directory"
+
+// Validate checks that every field of the checkpoint is one a training run
+// can have written: a valid configuration, a position within its schedule,
+// networks, optimiser states, random state, chain state, minibatch orders
+// and rows that agree with it. (Restore checks, in addition, that they fit
+// the trainer.) The error names the first bad field as in the JSON.
+func (c *Checkpoint) Validate() error {
+	cfg := c.Config
+	// the configuration, save its number of epochs, which the position is
+	// checked against below
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("config: %v", err)
+	}
+	pos := c.Position
+	if pos.Epoch < 0 || pos.Epoch > cfg.Epochs {
+		return fmt.Errorf("position.epoch is %d, want 0 to %d (config.epochs)", pos.Epoch, cfg.Epochs)
+	}
+	switch {
+	case pos.Epoch == cfg.Epochs && pos.Unroll != 0:
+		return fmt.Errorf("position.unroll is %d at the end of the schedule (position.epoch %d = config.epochs), want 0", pos.Unroll, pos.Epoch)
+	case pos.Unroll < 0 || pos.Unroll > cfg.SubEpochs:
+		return fmt.Errorf("position.unroll is %d, want 0 to %d (config.sub_epochs)", pos.Unroll, cfg.SubEpochs)
+	}
+	for _, n := range []struct {
+		name string
+		w    *graph.MLPWeights
+	}{{"f_q", c.Q}, {"f_d", c.D}} {
+		if n.w == nil {
+			return fmt.Errorf("%s is missing", n.name)
+		}
+		if err := n.w.Validate(); err != nil {
+			return fmt.Errorf("%s: %v", n.name, err)
+		}
+	}
+	switch {
+	case len(c.Theta) != len(c.P):
+		return fmt.Errorf("theta has %d values and p %d, want as many", len(c.Theta), len(c.P))
+	case pos.Unroll == 0 && len(c.Theta) > 0:
+		return fmt.Errorf("theta and p are given at the start of an epoch (position.unroll 0), where the chains start afresh")
+	case pos.Unroll > 0 && (len(c.Theta) == 0 || len(c.Theta)%cfg.Chains != 0):
+		return fmt.Errorf("theta has %d values in the middle of an epoch, want a positive multiple of %d chains", len(c.Theta), cfg.Chains)
+	}
+	// one row, and one step of each optimiser, per loss and unroll done
+	var losses []string
+	if cfg.Cross != nil {
+		losses = append(losses, "cross-chain")
+	}
+	if cfg.InChain != nil {
+		losses = append(losses, "in-chain")
+	}
+	steps := (pos.Epoch*(1+cfg.SubEpochs) + pos.Unroll) * len(losses)
+	for _, a := range []struct {
+		name string
+		a    *Adam
+		cfg  AdamConfig
+		w    *graph.MLPWeights
+	}{{"q_adam", c.QAdam, cfg.QAdam, c.Q}, {"d_adam", c.DAdam, cfg.DAdam, c.D}} {
+		if err := a.a.validate(a.cfg, a.w.Params(), steps); err != nil {
+			return fmt.Errorf("%s%v", a.name, err)
+		}
+	}
+	if err := new(rand.PCG).UnmarshalBinary(c.RNG); err != nil {
+		return fmt.Errorf("rng: %v", err)
+	}
+	for i, raw := range c.Batches {
+		if err := validBatches(raw); err != nil {
+			return fmt.Errorf("batches[%d]: %v", i, err)
+		}
+	}
+	if len(c.Rows) != steps {
+		return fmt.Errorf("rows has %d rows, want %d (%d losses in each of the %d unrolls before the position)", len(c.Rows), steps, len(losses), steps/max(len(losses), 1))
+	}
+	for i, r := range c.Rows {
+		u := i / len(losses)
+		want := Row{Epoch: u/(1+cfg.SubEpochs) + 1, Unroll: u % (1 + cfg.SubEpochs), Loss: losses[i%len(losses)]}
+		if r.Epoch != want.Epoch || r.Unroll != want.Unroll || r.Loss != want.Loss {
+			return fmt.Errorf("rows[%d] is epoch %d, unroll %d, loss %q; want epoch %d, unroll %d, loss %q", i, r.Epoch, r.Unroll, r.Loss, want.Epoch, want.Unroll, want.Loss)
+		}
+		if r.GradNorm < 0 || r.Seconds < 0 {
+			return fmt.Errorf("rows[%d] has grad_norm %v and seconds %v, want both ≥ 0", i, r.GradNorm, r.Seconds)
+		}
+	}
+	if c.Seconds < 0 {
+		return fmt.Errorf("seconds is %v, want ≥ 0", c.Seconds)
+	}
+	return nil
+}
+
+// validate checks a saved optimiser state against its configuration, the
+// parameters it steps and the number of steps taken; its errors start with
+// the field (".t", ".m[0]").
+func (a *Adam) validate(cfg AdamConfig, params [][]float64, steps int) error {
+	if a == nil {
+		return fmt.Errorf(" is missing")
+	}
+	if a.Config != cfg {
+		return fmt.Errorf(".config is %+v, want config's %+v", a.Config, cfg)
+	}
+	if a.T != steps {
+		return fmt.Errorf(".t is %d, want %d (one step per row)", a.T, steps)
+	}
+	if len(a.M) != len(params) || len(a.V) != len(params) {
+		return fmt.Errorf(" has %d m and %d v tensors, want %d", len(a.M), len(a.V), len(params))
+	}
+	for i, p := range params {
+		if len(a.M[i]) != len(p) || len(a.V[i]) != len(p) {
+			return fmt.Errorf(".m[%d] and .v[%d] have %d and %d values, want %d", i, i, len(a.M[i]), len(a.V[i]), len(p))
+		}
+		for _, v := range a.V[i] {
+			if v < 0 {
+				return fmt.Errorf(".v[%d] has a negative value %v", i, v)
+			}
+		}
+	}
+	return nil
+}
+
+// validBatches checks a saved minibatch order on its own.
+func validBatches(raw json.RawMessage) error {
+	var s struct {
+		Perm []int `json:"perm"`
+		Size int   `json:"size"`
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return err
+	}
+	b, err := tasks.NewBatches(len(s.Perm), s.Size)
+	if err != nil {
+		return err
+	}
+	return b.UnmarshalJSON(raw)
 }
 
 // Restore puts a checkpoint's state into the trainer, which must have been
 // made with the same configuration except, possibly, the number of epochs:
 // a run can be extended, or ended early at its checkpoint.
 func (t *Trainer) Restore(c *Checkpoint) error {
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
 	ca, cb := c.Config, t.cfg
 	ca.Epochs, cb.Epochs = 0, 0
 	a, _ := json.Marshal(ca)

@@ -270,13 +270,23 @@ func (t *Trainer) Run(ctx context.Context, onRow func(Row), onEpoch func() error
 		t.running = time.Time{}
 	}()
 	for !t.Done() {
+		// an abandoned unroll has drawn random numbers and minibatches: both
+		// go back to where the unroll started, so that the trainer's state is
+		// exactly that at the end of the last completed unroll
 		snapshot, err := t.pcg.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		orders, err := t.saveBatches()
 		if err != nil {
 			return err
 		}
 		rows, theta, p, err := t.unroll(ctx, start)
 		if err != nil {
 			if uerr := t.pcg.UnmarshalBinary(snapshot); uerr != nil {
+				return uerr
+			}
+			if uerr := t.restoreBatches(orders); uerr != nil {
 				return uerr
 			}
 			if ctx.Err() != nil {

@@ -7,18 +7,24 @@
 // the end; run it with `sample --meta DIR/sampler.json`), train.png/.svg
 // (the loss's energy term and gradient norm against steps) and config.json
 // (the resolved flags and training settings). `--resume DIR` continues an
-// interrupted run and gives the same result as an uninterrupted one; Ctrl-C
-// writes a checkpoint and exits.
+// interrupted run with the flags in DIR/config.json and gives the same
+// result, bit for bit, as an uninterrupted one; flags given beside it must
+// agree with the run's, but --epochs (to extend a run or end it at its
+// checkpoint), --quiet and the data directory. Ctrl-C writes a checkpoint
+// and exits.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -52,13 +58,13 @@ type options struct {
 	target                    catalog.Options
 }
 
-func run(ctx context.Context, args []string) error {
+func run(ctx context.Context, args []string) (err error) {
 	fs := pflag.NewFlagSet("train", pflag.ContinueOnError)
 	var o options
 	fs.StringVar(&o.task, "task", "gaussian10", "task to train on: one with a training set-up among "+fmt.Sprint(catalog.Names()))
 	fs.StringVar(&o.out, "out", "", "output directory (default runs/train-TASK)")
 	fs.StringVar(&o.preset, "preset", "", "quick: a small demo of the task's training that finishes in minutes")
-	fs.StringVar(&o.resume, "resume", "", "continue the run whose checkpoint is in DIR (outputs go there too); --epochs may differ, to extend a run or end it at its checkpoint")
+	fs.StringVar(&o.resume, "resume", "", "continue the run whose checkpoint is in DIR, with its flags (outputs go there too); --epochs may differ, to extend a run or end it at its checkpoint")
 	fs.StringVar(&o.init, "init", "", "start from the networks of this trained-sampler file instead of random ones (the task's settings still apply)")
 	fs.IntVar(&o.epochs, "epochs", 0, "number of epochs (default: the task's)")
 	fs.IntVar(&o.subEpochs, "sub-epochs", -1, "continuation unrolls per epoch after the fresh one (default: the task's)")
@@ -81,11 +87,18 @@ func run(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef("unexpected arguments %q", fs.Args())
 	}
+	var resumed *train.Checkpoint
 	if o.resume != "" {
 		if fs.Changed("out") && o.out != o.resume {
 			return cli.Usagef("--resume writes into the run's own directory; drop --out")
 		}
 		o.out = o.resume
+		if resumed, err = readCheckpoint(o.resume); err != nil {
+			return err
+		}
+		if err := resumeFlags(fs, o.resume); err != nil {
+			return err
+		}
 	}
 	switch o.preset {
 	case "", "quick":
@@ -138,18 +151,28 @@ func run(ctx context.Context, args []string) error {
 		return cli.Usagef("%v", err)
 	}
 	checkpoint := filepath.Join(o.out, "checkpoint.json")
-	if o.resume != "" {
-		cp, err := train.ReadCheckpoint(checkpoint)
-		if err != nil {
-			return cli.Usagef("%v", err)
+	var saved *train.Position // where the last checkpoint on disk stands
+	if resumed != nil {
+		if err := tr.Restore(resumed); err != nil {
+			return cli.Usagef("cannot resume %s: %v; its config.json and checkpoint.json disagree (edited, or written by another version of this program): continue it with that version, or start afresh into another --out", o.resume, err)
 		}
-		if err := tr.Restore(cp); err != nil {
-			return cli.Usagef("cannot resume %s: %v (give the same flags as the interrupted run)", o.resume, err)
+		saved = &resumed.Position
+	} else {
+		// a run that fails before writing anything leaves no empty
+		// directory behind
+		if _, serr := os.Stat(o.out); errors.Is(serr, os.ErrNotExist) {
+			defer func() {
+				if err != nil {
+					os.Remove(o.out) // only when empty
+				}
+			}()
 		}
-	} else if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return err
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return err
+		}
 	}
-	if err := cli.WriteJSON(filepath.Join(o.out, "config.json"), map[string]any{"flags": cli.Resolved(fs), "training": cfg, "sampler": nn, "code": cli.Version()}); err != nil {
+	if err := cli.WriteJSON(filepath.Join(o.out, "config.json"), map[string]any{"flags": cli.Resolved(fs), "given": given(fs),
+		"training": cfg, "sampler": nn, "code": cli.Version()}); err != nil {
 		return err
 	}
 
@@ -158,7 +181,11 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		return cli.WriteFile(checkpoint, cp.Encode)
+		if err := cli.WriteFile(checkpoint, cp.Encode); err != nil {
+			return err
+		}
+		saved = &cp.Position
+		return nil
 	}
 	bar := cli.NewProgress(tr.Unrolls(), "train "+o.task, o.quiet, os.Stderr)
 	bar.Add(tr.Completed())
@@ -182,11 +209,11 @@ func run(ctx context.Context, args []string) error {
 		if werr := writeRows(o.out, tr.Rows()); werr != nil {
 			return werr
 		}
-		return fmt.Errorf("%w: checkpoint written to %s; continue with --resume %s and the same flags", err, checkpoint, o.out)
+		return fmt.Errorf("%w: checkpoint written to %s; continue with --resume %s", err, checkpoint, o.out)
 	case err != nil:
 		var de *train.DivergenceError
 		if errors.As(err, &de) {
-			return fmt.Errorf("%v; the last good checkpoint is %s", err, checkpoint)
+			return fmt.Errorf("%w; %s", err, lastCheckpoint(checkpoint, saved))
 		}
 		return err
 	}
@@ -239,22 +266,24 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 			cfg.InChain = &c
 		}
 	}
+	positive := func(x float64) bool { return x > 0 && !math.IsInf(x, 1) }
 	for _, f := range []struct {
 		name string
 		set  func()
 		ok   bool
+		want string
 	}{
-		{"epochs", func() { cfg.Epochs = o.epochs }, o.epochs > 0},
-		{"sub-epochs", func() { cfg.SubEpochs = o.subEpochs }, o.subEpochs >= 0},
-		{"chains", func() { cfg.Chains = o.chains }, o.chains > 1},
-		{"steps", func() { cfg.Steps = o.steps }, o.steps > 0},
-		{"window", func() { cfg.Window = o.window }, o.window > 0},
-		{"step-size", func() { nn.StepSize = o.stepSize }, o.stepSize > 0},
-		{"lr", func() { cfg.QAdam.LR, cfg.DAdam.LR = o.lr, o.lr }, o.lr > 0},
+		{"epochs", func() { cfg.Epochs = o.epochs }, o.epochs > 0, "a positive integer"},
+		{"sub-epochs", func() { cfg.SubEpochs = o.subEpochs }, o.subEpochs >= 0, "an integer ≥ 0"},
+		{"chains", func() { cfg.Chains = o.chains }, o.chains > 1, "an integer ≥ 2"},
+		{"steps", func() { cfg.Steps = o.steps }, o.steps > 0, "a positive integer"},
+		{"window", func() { cfg.Window = o.window }, o.window > 0, "a positive integer"},
+		{"step-size", func() { nn.StepSize = o.stepSize }, positive(o.stepSize), "a positive finite number"},
+		{"lr", func() { cfg.QAdam.LR, cfg.DAdam.LR = o.lr, o.lr }, positive(o.lr), "a positive finite number"},
 	} {
 		if fs.Changed(f.name) {
 			if !f.ok {
-				return cfg, nn, cli.Usagef("--%s: invalid value %s", f.name, fs.Lookup(f.name).Value)
+				return cfg, nn, cli.Usagef("--%s: invalid value %s (want %s)", f.name, fs.Lookup(f.name).Value, f.want)
 			}
 			f.set()
 		}
@@ -317,4 +346,112 @@ func writeRows(dir string, rows []train.Row) error {
 		ss = append(ss, series[name][0], series[name][1])
 	}
 	return plot.Lines(filepath.Join(dir, "train"), "meta-training", "optimiser step", "value", true, ss...)
+}
+
+// readCheckpoint reads and validates the checkpoint of the run in dir.
+func readCheckpoint(dir string) (*train.Checkpoint, error) {
+	path := filepath.Join(dir, "checkpoint.json")
+	if _, err := os.Stat(path); err != nil {
+		return nil, cli.Usagef("cannot read checkpoint %s: %v; give --resume the output directory of a run (it writes checkpoint.json after every epoch and when interrupted)", path, err)
+	}
+	cp, err := train.ReadCheckpoint(path)
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	return cp, nil
+}
+
+// resumeFree are the flags that a resumed run may set otherwise than the
+// run it continues: they do not change its result (--epochs extends or ends
+// it).
+var resumeFree = map[string]bool{"epochs": true, "quiet": true, "data-dir": true, "download": true}
+
+// resumeOwn are the flags never taken from the run being resumed.
+var resumeOwn = map[string]bool{"resume": true, "out": true, cli.FlagFileFlag: true}
+
+// resumeFlags sets on fs the flags of the run in dir, from its config.json,
+// that this command line does not set, so that --resume DIR alone continues
+// the run as it was; a flag set here to another value than the run's is a
+// usage error, but for those in resumeFree.
+func resumeFlags(fs *pflag.FlagSet, dir string) error {
+	path := filepath.Join(dir, "config.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return cli.Usagef("cannot resume %s: %v; the run's config.json holds its flags: restore it, or start afresh into another --out", dir, err)
+	}
+	var saved struct {
+		Flags map[string]string `json:"flags"`
+		Given []string          `json:"given"` // absent before it was recorded
+	}
+	if err := json.Unmarshal(b, &saved); err != nil || saved.Flags == nil {
+		if err == nil {
+			err = errors.New(`no "flags"`)
+		}
+		return cli.Usagef("cannot resume %s: %s is not valid (%v); restore it, or start afresh into another --out", dir, path, err)
+	}
+	set := map[string]bool{}
+	for _, name := range saved.Given {
+		set[name] = true
+	}
+	if saved.Given == nil {
+		// the flags that differ from their defaults, but the GRU width
+		// that --preset quick sets by itself
+		for name, v := range saved.Flags {
+			if f := fs.Lookup(name); f != nil && v != f.DefValue &&
+				!(name == "hidden" && saved.Flags["preset"] == "quick" && v == strconv.Itoa(quickHidden)) {
+				set[name] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(saved.Flags))
+	for name := range saved.Flags {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		v := saved.Flags[name]
+		f := fs.Lookup(name)
+		if f == nil || resumeOwn[name] {
+			continue
+		}
+		if fs.Changed(name) {
+			if now := f.Value.String(); now != v && !resumeFree[name] {
+				had := fmt.Sprintf("has --%s %s", name, v)
+				if !set[name] && v == f.DefValue {
+					had = fmt.Sprintf("did not set --%s", name)
+				}
+				return cli.Usagef("--%s %s conflicts with the run in %s, which %s (%s): drop --%s to continue the run as it was, or start a new run into another --out",
+					name, now, dir, had, path, name)
+			}
+			continue
+		}
+		if set[name] {
+			if err := fs.Set(name, v); err != nil {
+				return cli.Usagef("cannot resume %s: %s: --%s %s: %v; restore the file, or start afresh into another --out", dir, path, name, v, err)
+			}
+		}
+	}
+	return nil
+}
+
+// given returns the names of the flags set on the command line or in a flag
+// file (or, on --resume, taken from the run), in order.
+func given(fs *pflag.FlagSet) []string {
+	names := []string{}
+	fs.Visit(func(f *pflag.Flag) { names = append(names, f.Name) })
+	return names
+}
+
+// lastCheckpoint says which checkpoint a failed run leaves on disk at path:
+// the one at pos, or none.
+func lastCheckpoint(path string, pos *train.Position) string {
+	switch {
+	case pos == nil:
+		return "no checkpoint was written (the first is at the end of the first epoch)"
+	case pos.Unroll > 0:
+		return fmt.Sprintf("the last checkpoint, %s, holds the run after unroll %d of epoch %d", path, pos.Unroll, pos.Epoch+1)
+	case pos.Epoch == 0:
+		return fmt.Sprintf("the last checkpoint, %s, holds the run before its first unroll", path)
+	}
+	return fmt.Sprintf("the last checkpoint, %s, holds the run after epoch %d", path, pos.Epoch)
 }

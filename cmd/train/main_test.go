@@ -3,14 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
 	"github.com/metasgmcmc/metasgmcmc/train"
@@ -49,6 +53,8 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 		{[]string{"-task", "gaussian20", "-out", dir}, "has no meta-training set-up"},
 		{[]string{"-task", "gaussian10", "-hidden", "50", "-out", dir}, "--hidden is a flag of the GRU tasks; task gaussian10 does not use it"},
 		{[]string{"-epochs", "0", "-out", dir}, "--epochs: invalid value"},
+		{[]string{"-lr", "Inf", "-out", dir}, "--lr: invalid value +Inf (want a positive finite number)"},
+		{[]string{"-step-size=-Inf", "-out", dir}, "--step-size: invalid value -Inf (want a positive finite number)"},
 		{[]string{"-steps", "10", "-out", dir}, "the in-chain loss has no time within 10 steps"},
 		{[]string{"-resume", filepath.Join(dir, "none")}, "cannot read checkpoint"},
 		{[]string{"-init", filepath.Join(dir, "none.json"), "-out", filepath.Join(dir, "i")}, "--init: cannot read sampler file"},
@@ -128,7 +134,7 @@ func TestTrainWritesASamplerThatResumesExactly(t *testing.T) {
 	}
 	// a sampler file runs in cmd/sample: checked there; here a mismatched resume
 	if err := run(context.Background(), append(append([]string{}, small...), "-steps", "57", "-resume", resumed)); err == nil ||
-		!strings.Contains(err.Error(), "another training configuration") {
+		!strings.Contains(err.Error(), "--steps 57 conflicts with the run in") {
 		t.Errorf("resume with other flags: %v", err)
 	}
 }
@@ -175,5 +181,322 @@ func TestInitStartsFromTheGivenNetworks(t *testing.T) {
 	}
 	if b.Training["init"] != start {
 		t.Errorf("training info: init %v", b.Training["init"])
+	}
+}
+
+// afterSteps is a context whose Err turns to context.Canceled on its n+1-th
+// call: the trainer asks once per sampler step, so it stands for a signal
+// that lands at a chosen step, in the middle of an unroll.
+type afterSteps struct {
+	context.Context
+	n, calls atomic.Int64
+}
+
+func newAfterSteps(n int) *afterSteps {
+	c := &afterSteps{Context: context.Background()}
+	c.n.Store(int64(n))
+	return c
+}
+
+func (c *afterSteps) Err() error {
+	if c.calls.Add(1) > c.n.Load() {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestInterruptMidUnrollResumesExactly interrupts a run in the middle of an
+// unroll (as Ctrl-C or SIGTERM does), then resumes it with --resume DIR
+// alone: the sampler must be the uninterrupted run's, bit for bit, on the
+// toy and on the tasks that draw minibatches (MNIST, the GRU), whose
+// minibatch order the abandoned unroll had advanced.
+func TestInterruptMidUnrollResumesExactly(t *testing.T) {
+	tests := []struct {
+		name  string
+		data  string // data file the task needs, under the data directory
+		args  []string
+		steps int // steps run before the interruption
+	}{
+		{"gaussian10", "", small, 56 + 30},
+		{"mnist-data-train", filepath.Join("mnist", "train-images-idx3-ubyte.gz"),
+			[]string{"-task", "mnist-data-train", "-epochs", "1", "-sub-epochs", "1", "-chains", "4", "-steps", "12", "-window", "4", "-quiet", "-seed", "3"}, 12 + 5},
+		{"piano-gru", filepath.Join("music", "Piano_midi.mat"), // the slowest, about 10 s
+			[]string{"-task", "piano-gru", "-preset", "quick", "-hidden", "4", "-epochs", "1", "-sub-epochs", "1", "-chains", "4", "-steps", "8", "-window", "4", "-quiet", "-seed", "2"}, 8 + 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.data != "" {
+				if testing.Short() {
+					t.Skip("-short: data tasks skipped")
+				}
+				if _, err := os.Stat(filepath.Join(datadir.Dir(""), tc.data)); err != nil {
+					t.Skipf("data not available (%v); set %s", err, datadir.EnvVar)
+				}
+			}
+			straight, stopped := t.TempDir(), t.TempDir()
+			if err := run(context.Background(), append(tc.args, "-out", straight)); err != nil {
+				t.Fatal(err)
+			}
+			if err := run(newAfterSteps(tc.steps), append(tc.args, "-out", stopped)); !errors.Is(err, train.ErrInterrupted) {
+				t.Fatalf("want an interruption, got %v", err)
+			}
+			cp, err := train.ReadCheckpoint(filepath.Join(stopped, "checkpoint.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cp.Position != (train.Position{Unroll: 1}) || len(cp.Theta) == 0 {
+				t.Fatalf("checkpoint at %+v with %d positions; want the middle of the first epoch", cp.Position, len(cp.Theta))
+			}
+			if err := run(context.Background(), []string{"-resume", stopped}); err != nil {
+				t.Fatal(err)
+			}
+			a, _ := os.ReadFile(filepath.Join(straight, "sampler.json"))
+			b, _ := os.ReadFile(filepath.Join(stopped, "sampler.json"))
+			if len(a) == 0 || !bytes.Equal(a, b) {
+				t.Error("the resumed run's sampler differs from the uninterrupted run's")
+			}
+		})
+	}
+}
+
+// interrupted returns a run of args stopped after the given number of
+// sampler steps, in the middle of an unroll, with its checkpoint.
+func interrupted(t *testing.T, args []string, steps int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := run(newAfterSteps(steps), append(args, "-out", dir)); !errors.Is(err, train.ErrInterrupted) {
+		t.Fatalf("want an interruption, got %v", err)
+	}
+	return dir
+}
+
+// copyRun copies the files of a run directory into a new one.
+func copyRun(t *testing.T, dir string) string {
+	t.Helper()
+	to := t.TempDir()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return to
+}
+
+// editJSON applies change to the JSON file at path as a tree of maps.
+func editJSON(t *testing.T, path string, change func(m map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	change(m)
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestResumeTakesTheRunsFlags resumes an interrupted run with --resume DIR
+// alone: the flags come from the run's config.json, also from one written
+// before config.json recorded which flags were given (then the flags that
+// differ from their defaults count, but the GRU width --preset quick sets),
+// and the result is the uninterrupted run's.
+func TestResumeTakesTheRunsFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		old  bool // config.json without "given"
+	}{
+		{"config.json", false},
+		{"older config.json", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			straight := t.TempDir()
+			if err := run(context.Background(), append(quick, "-out", straight)); err != nil {
+				t.Fatal(err)
+			}
+			stopped := interrupted(t, quick, 12+5)
+			if tc.old {
+				editJSON(t, filepath.Join(stopped, "config.json"), func(m map[string]any) { delete(m, "given") })
+			}
+			if err := run(context.Background(), []string{"-resume", stopped}); err != nil {
+				t.Fatal(err)
+			}
+			a, _ := os.ReadFile(filepath.Join(straight, "sampler.json"))
+			b, _ := os.ReadFile(filepath.Join(stopped, "sampler.json"))
+			if len(a) == 0 || !bytes.Equal(a, b) {
+				t.Error("the resumed run's sampler differs from the uninterrupted run's")
+			}
+		})
+	}
+}
+
+// quick is a toy training of 3 unrolls of 12 steps per epoch, with flags
+// beside the preset for resumes to take from config.json.
+var quick = []string{"-task", "gaussian10", "-preset", "quick", "-chains", "8", "-sub-epochs", "2", "-seed", "6", "-quiet"}
+
+// TestResumeRefusesConflictingFlags gives --resume flags beside it: those
+// that change the run are refused in one line naming the flag, the run's
+// value and what to do; those that do not, or that agree, are taken.
+func TestResumeRefusesConflictingFlags(t *testing.T) {
+	stopped := interrupted(t, quick, 12+5)
+	for _, tc := range []struct {
+		args []string
+		want string // "" for no error
+	}{
+		{[]string{"-chains", "6"}, "--chains 6 conflicts with the run in " + stopped + ", which has --chains 8"},
+		{[]string{"-task", "mnist-nt"}, "--task mnist-nt conflicts with the run in " + stopped + ", which has --task gaussian10"},
+		{[]string{"-seed", "5"}, "which has --seed 6"},
+		{[]string{"-preset", ""}, "which has --preset quick"},
+		{[]string{"-steps", "13"}, "--steps 13 conflicts with the run in " + stopped + ", which did not set --steps"},
+		{[]string{"-lr", "0.5"}, "which did not set --lr"},
+		{[]string{"-target-seed", "3"}, "which did not set --target-seed"},
+		{[]string{"-chains", "8", "-task", "gaussian10"}, ""},
+		{[]string{"-quiet=false"}, ""},
+		{[]string{"-epochs", "3"}, ""},
+	} {
+		dir := copyRun(t, stopped)
+		err := run(context.Background(), append(tc.args, "-resume", dir))
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%v: %v", tc.args, err)
+			}
+			continue
+		}
+		tc.want = strings.ReplaceAll(tc.want, stopped, dir)
+		var ue *cli.UsageError
+		if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) ||
+			!strings.Contains(err.Error(), "drop --") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: got %v; want a one-line usage error with %q", tc.args, err, tc.want)
+		}
+	}
+	// --epochs extends the run
+	dir := copyRun(t, stopped)
+	if err := run(context.Background(), []string{"-resume", dir, "-epochs", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := samplers.ReadSamplerFile(filepath.Join(dir, "sampler.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Training["epochs"] != 3.0 {
+		t.Errorf("extended to %v epochs, want 3", f.Training["epochs"])
+	}
+}
+
+// TestResumeRefusesADamagedRun resumes runs whose checkpoint or
+// config.json was damaged: each is a one-line usage error (status 2) that
+// names the file and what is wrong.
+func TestResumeRefusesADamagedRun(t *testing.T) {
+	stopped := interrupted(t, quick, 12+5)
+	for _, tc := range []struct {
+		name   string
+		damage func(dir string)
+		want   string
+	}{
+		{"negative epoch", func(dir string) {
+			editJSON(t, filepath.Join(dir, "checkpoint.json"), func(m map[string]any) { m["position"].(map[string]any)["epoch"] = -5 })
+		}, "checkpoint.json is not valid: position.epoch is -5"},
+		{"unroll past the epoch", func(dir string) {
+			editJSON(t, filepath.Join(dir, "checkpoint.json"), func(m map[string]any) { m["position"].(map[string]any)["unroll"] = 3 })
+		}, "checkpoint.json is not valid: position.unroll is 3"},
+		{"truncated checkpoint", func(dir string) {
+			os.WriteFile(filepath.Join(dir, "checkpoint.json"), []byte(`{"version": 1, "posi`), 0o644)
+		}, "checkpoint.json is not valid JSON of a checkpoint"},
+		{"no checkpoint", func(dir string) { os.Remove(filepath.Join(dir, "checkpoint.json")) }, "cannot read checkpoint"},
+		{"no config.json", func(dir string) { os.Remove(filepath.Join(dir, "config.json")) }, "config.json: no such file"},
+		{"config.json without flags", func(dir string) {
+			editJSON(t, filepath.Join(dir, "config.json"), func(m map[string]any) { delete(m, "flags") })
+		}, `config.json is not valid (no "flags")`},
+		{"config.json and checkpoint disagree", func(dir string) {
+			editJSON(t, filepath.Join(dir, "config.json"), func(m map[string]any) { m["flags"].(map[string]any)["chains"] = "7" })
+		}, "another training configuration"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyRun(t, stopped)
+			tc.damage(dir)
+			code, stderr := command(t, "-resume", dir)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if code != 2 || len(lines) != 1 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, dir) {
+				t.Errorf("status %d, stderr %q; want status 2 and one line naming %s with %q", code, stderr, dir, tc.want)
+			}
+		})
+	}
+}
+
+// TestDivergenceNamesTheLastCheckpoint makes training diverge in the first
+// epoch, before any checkpoint, and in the second: the message names the
+// checkpoint on disk, or says there is none.
+func TestDivergenceNamesTheLastCheckpoint(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		epoch int // of the checkpoint; -1 for none
+	}{
+		{"in the first epoch", []string{"-step-size", "0.4"}, -1},
+		{"in the second epoch", []string{"-step-size", "0.3", "-lr", "0.01"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append(append([]string{}, small...), "-epochs", "4", "-out", dir)
+			err := run(context.Background(), append(args, tc.args...))
+			var de *train.DivergenceError
+			if !errors.As(err, &de) {
+				t.Fatalf("want a divergence, got %v", err)
+			}
+			path := filepath.Join(dir, "checkpoint.json")
+			cp, rerr := train.ReadCheckpoint(path)
+			if tc.epoch < 0 {
+				if rerr == nil || !strings.Contains(err.Error(), "no checkpoint was written") {
+					t.Errorf("checkpoint read: %v; message %q; want no checkpoint, and a message that says so", rerr, err)
+				}
+				return
+			}
+			if rerr != nil {
+				t.Fatalf("the message %q names a checkpoint that cannot be read: %v", err, rerr)
+			}
+			want := fmt.Sprintf("the last checkpoint, %s, holds the run after epoch %d", path, tc.epoch)
+			if cp.Position != (train.Position{Epoch: tc.epoch}) || !strings.Contains(err.Error(), want) {
+				t.Errorf("checkpoint at %+v, message %q; want epoch %d and %q", cp.Position, err, tc.epoch, want)
+			}
+		})
+	}
+}
+
+// TestUsageErrorLeavesNoOutput gives bad flags with an --out that does not
+// exist yet: each is a usage error, and the directory is not created.
+func TestUsageErrorLeavesNoOutput(t *testing.T) {
+	for _, args := range [][]string{
+		{"-lr", "Inf"},
+		{"-lr", "NaN"},
+		{"-step-size", "Inf"},
+		{"-epochs", "0"},
+		{"-task", "nope"},
+		{"-steps", "10"},
+		{"-preset", "slow"},
+		{"-init", filepath.Join(t.TempDir(), "none.json")},
+	} {
+		out := filepath.Join(t.TempDir(), "run")
+		err := run(context.Background(), append(args, "-quiet", "-out", out))
+		var ue *cli.UsageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%v: got %v, want a usage error", args, err)
+		}
+		if _, serr := os.Stat(out); !errors.Is(serr, os.ErrNotExist) {
+			t.Errorf("%v: --out exists after a usage error (%v)", args, serr)
+		}
 	}
 }
