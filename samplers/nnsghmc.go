@@ -281,7 +281,7 @@ func (s *NNSGHMC) Step(rng *rand.Rand, st *State) error {
 		s.stepPlain(st)
 	}
 	st.Steps++
-	return s.check(st, true)
+	return s.check(st)
 }
 
 // Update applies one step's update to (theta, p) in place, given the

@@ -171,10 +171,10 @@ func run(ctx context.Context, args []string) error {
 				break
 			}
 		}
-		steps = step
 		if runErr = mon.Observe(step, st.Theta); runErr != nil {
 			break
 		}
+		steps = step
 		for c := 0; c < min(o.trace, o.chains); c++ {
 			row := []string{strconv.Itoa(step), strconv.Itoa(c)}
 			for i := 0; i < d; i++ {
