@@ -1,0 +1,119 @@
+package catalog
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestFormatBytes(t *testing.T) {
+	for _, tc := range []struct {
+		b    float64
+		want string
+	}{
+		{0, "0 B"}, {1000, "1e+03 B"}, {1536, "1.5 KiB"}, {4 << 30, "4 GiB"}, {150 << 30, "150 GiB"},
+		{175 << 40, "175 TiB"}, {3 << 60, "3 EiB"}, {4096 << 60, "4.1e+03 EiB"},
+	} {
+		if got := FormatBytes(tc.b); got != tc.want {
+			t.Errorf("FormatBytes(%v) = %q, want %q", tc.b, got, tc.want)
+		}
+	}
+}
+
+// TestMemoryEstimates checks the sizes that SampleBytes and TrainBytes
+// count, and that they do not overflow where D·K does not fit in an int.
+func TestMemoryEstimates(t *testing.T) {
+	g, err := New("gaussian20", DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New("gaussian2d", DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		// state: 10 vectors of D·K float64; the Gaussian monitor: one per step
+		{"gaussian20, 50 chains, 12000 steps", g.SampleBytes(50, 12000, 0), 8 * 20 * 50 * (10 + 12000)},
+		// the trace: (D+2) numbers a step for each traced chain
+		{"gaussian2d, trace 3 of 5 chains", m.SampleBytes(5, 100, 3), 8*2*5*(10+100) + 32*3*100*4},
+		{"gaussian2d, trace beyond the chains", m.SampleBytes(5, 100, 9), 8*2*5*(10+100) + 32*5*100*4},
+		{"2e18 chains", g.SampleBytes(2e18, 1, 0), 8 * 20 * 2e18 * 11},
+		// training: state and 7 vectors a step of the window
+		{"gaussian20 training, window 20", g.TrainBytes(50, 20), 8 * 20 * 50 * (10 + 7*20)},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: %v bytes, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+func TestMemoryLimitIsSomething(t *testing.T) {
+	b, source := MemoryLimit()
+	if !(b > 0 && b <= 1<<47) || source == "" {
+		t.Errorf("MemoryLimit() = %v, %q", b, source)
+	}
+	if p := physicalMemory(); p > 0 && b > p {
+		t.Errorf("limit %v is above the physical memory %v", b, p)
+	}
+}
+
+// TestCheckRefusesWithTheFigures checks the messages of runs that cannot
+// fit in any 64-bit process.
+func TestCheckRefusesWithTheFigures(t *testing.T) {
+	g, err := New("gaussian20", DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		err  error
+		want []string
+	}{
+		{g.CheckSample(2e18, 12000, 0), []string{"--chains 2000000000000000000 on gaussian20 (20 dimensions) for --steps 12000 needs at least about 3.33e+06 EiB of memory, more than the ",
+			"lower --chains or --steps (the task's monitor keeps every position of every step)"}},
+		{g.CheckSample(50, 1e15, 0), []string{"--chains 50 on gaussian20 (20 dimensions) for --steps 1000000000000000 needs at least about 6.94 EiB"}},
+		{g.CheckTrain(2e15, 20), []string{"--chains 2000000000000000 on gaussian20 (20 dimensions) with --window 20 needs at least about 41.6 EiB", "lower --chains or --window"}},
+	} {
+		if tc.err == nil {
+			t.Errorf("accepted; want %q", tc.want[0])
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(tc.err.Error(), w) {
+				t.Errorf("%q lacks %q", tc.err, w)
+			}
+		}
+	}
+	if err := g.CheckSample(50, 12000, 0); err != nil {
+		t.Errorf("the task's defaults refused: %v", err)
+	}
+}
+
+// TestSizeOptionsAreValidated is the regression test of the panics of
+// --target-scale NaN and of out-of-range GRU widths: catalog.New refuses
+// them with errors naming the flag, before any data is read.
+func TestSizeOptionsAreValidated(t *testing.T) {
+	for _, tc := range []struct {
+		task string
+		set  func(*Options)
+		want string
+	}{
+		{"gaussian20", func(o *Options) { o.TargetScale = math.NaN() }, "--target-scale must be a positive number, got NaN"},
+		{"gaussian20", func(o *Options) { o.TargetScale = -1 }, "--target-scale must be a positive number, got -1"},
+		{"gaussian20", func(o *Options) { o.TargetScale = 1e-200 }, "has no valid covariance in float64"},
+		{"gaussian20", func(o *Options) { o.TargetScale = 1e200 }, "has no valid covariance in float64"},
+		{"piano-gru", func(o *Options) { o.Hidden = -1 }, "--hidden must be between 1 and 1048576, got -1"},
+		{"jsb-gru", func(o *Options) { o.Hidden = 1 << 21 }, "--hidden must be between 1 and 1048576, got 2097152"},
+	} {
+		o := DefaultOptions
+		o.DataDir = t.TempDir() // empty: the size is checked first
+		tc.set(&o)
+		_, err := New(tc.task, o)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.task, err, tc.want)
+		}
+	}
+}
