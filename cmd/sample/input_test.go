@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 )
 
 // TestSizesAndScalesGiveOneLineAndStatus2 is the regression test of issue
@@ -76,4 +78,21 @@ func commandUnder(t *testing.T, limit string, args ...string) (int, string) {
 		t.Fatal(err)
 	}
 	return 0, stderr.String()
+}
+
+// TestGRUWidthBeyondMemoryIsRefused is the regression test of "sample
+// --task piano-gru --hidden 1000000", a fatal out-of-memory error with a
+// stack trace: it is refused with the estimate before anything is
+// allocated.
+func TestGRUWidthBeyondMemoryIsRefused(t *testing.T) {
+	dir := datatest.Need(t, "music/Piano_midi.mat")
+	out := filepath.Join(t.TempDir(), "run")
+	code, stderr := command(t, "--task", "piano-gru", "--hidden", "1000000", "--data-dir", dir, "--quiet", "--out", out)
+	const want = "sample: error: --chains 20 on piano-gru (1000000 hidden units, 3000355000088 dimensions) needs at least about 4.26 PiB of memory, more than the "
+	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != 2 || len(lines) != 1 || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, "lower --chains, or --hidden\n") {
+		t.Errorf("status %d, stderr %q; want status 2 and one line starting %q", code, stderr, want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("the refused run left %s behind", out)
+	}
 }
