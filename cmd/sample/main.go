@@ -113,7 +113,7 @@ func run(ctx context.Context, args []string) error {
 	if err := o.resolve(fs, task); err != nil {
 		return err
 	}
-	if err := task.CheckSample(o.chains, o.steps, o.trace); err != nil {
+	if err := task.CheckSample(o.chains, o.steps, o.evalEvery, o.trace); err != nil {
 		return cli.Usagef("%v", err)
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {

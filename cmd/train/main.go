@@ -122,9 +122,6 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := task.CheckTrain(cfg.Chains, cfg.Window); err != nil {
-		return cli.Usagef("%v", err)
-	}
 
 	prob, err := problem(task, cfg.Chains)
 	if err != nil {
@@ -266,6 +263,10 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 	}
 	if t.AlphaCoef > 0 {
 		nn.Alpha = t.AlphaCoef / nn.StepSize
+	}
+	// sizes first: Validate lists the losses' times
+	if err := task.CheckTrain(cfg); err != nil {
+		return cfg, nn, cli.Usagef("%v", err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, nn, cli.Usagef("%v", err)

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/metasgmcmc/metasgmcmc/train"
 )
 
 // stateVectors is how many vectors of D×K numbers (float64) a run holds at
@@ -20,26 +22,47 @@ const stateVectors = 10
 // text until the end (a string header and its digits).
 const traceBytes = 32
 
+// rowBytes is the memory of a row of metrics.csv, kept until the end, and
+// timeBytes that of a time of a meta-training loss (a slice entry and a
+// map entry).
+const rowBytes, timeBytes = 64, 48
+
 // SampleBytes estimates from below the memory in bytes that sampling k
-// chains for steps steps takes, with trace of them written to trace.csv:
-// the chains' state, and what the task's monitor keeps (the Gaussian tasks
-// keep every position of every step, for the effective sample sizes). It is
-// a float64 so that no size overflows.
-func (t *Task) SampleBytes(k, steps, trace int) float64 {
+// chains for steps steps takes, scoring every evalEvery steps, with trace
+// of them written to trace.csv: the chains' state, what the task's monitor
+// keeps (the Gaussian tasks keep every position of every step, for the
+// effective sample sizes) and the rows of metrics.csv. It is a float64 so
+// that no size overflows.
+func (t *Task) SampleBytes(k, steps, evalEvery, trace int) float64 {
 	dk := float64(t.Dim) * float64(k)
 	b := 8 * dk * stateVectors
 	if t.keepsPositions {
 		b += 8 * dk * float64(steps)
 	}
+	b += rowBytes * float64(steps/max(evalEvery, 1)+1)
 	return b + traceBytes*float64(min(trace, k))*float64(steps)*float64(t.Dim+2)
 }
 
-// TrainBytes estimates from below the memory in bytes that meta-training k
-// chains takes when back-propagation runs through windows of window steps:
-// the chains' state, and for every step of a window its positions,
-// momenta, the networks' three inputs, the gradient and the noise.
-func (t *Task) TrainBytes(k, window int) float64 {
-	return 8 * float64(t.Dim) * float64(k) * (stateVectors + 7*float64(window))
+// TrainBytes estimates from below the memory in bytes that meta-training
+// with cfg takes: the chains' state; for every step whose window the
+// backward pass keeps, its positions, momenta, the networks' three inputs,
+// the gradient and the noise; the losses' times; and the in-chain loss's
+// positions and gradients. It keeps one window at a time, but with an
+// in-chain loss every window from the loss's burn-in to the end of the
+// unroll, until the loss is known.
+func (t *Task) TrainBytes(cfg train.Config) float64 {
+	dk := float64(t.Dim) * float64(cfg.Chains)
+	kept := float64(cfg.Window)
+	var b float64
+	if c := cfg.Cross; c != nil {
+		b += timeBytes * float64(cfg.Steps/max(c.Every, 1))
+	}
+	if c := cfg.InChain; c != nil {
+		after := float64(cfg.Steps - max(c.Burn, 1) + 1)
+		kept = math.Max(kept, after)
+		b += (timeBytes + 2*8*dk) * after / float64(max(c.Thin, 1))
+	}
+	return b + 8*dk*(stateVectors+7*kept)
 }
 
 // MemoryLimit returns the most memory in bytes this process may use, with
@@ -140,9 +163,9 @@ type rlimit struct {
 }
 
 // CheckSample refuses, with a one-line error giving the figures, a
-// cmd/sample run of k chains for steps steps (trace of them written out)
-// whose SampleBytes exceed MemoryLimit.
-func (t *Task) CheckSample(k, steps, trace int) error {
+// cmd/sample run of k chains for steps steps scored every evalEvery steps
+// (trace of them written out) whose SampleBytes exceed MemoryLimit.
+func (t *Task) CheckSample(k, steps, evalEvery, trace int) error {
 	what := fmt.Sprintf("--chains %d on %s (%s)", k, t.Name, t.size())
 	fix := "lower --chains"
 	if t.keepsPositions {
@@ -156,7 +179,7 @@ func (t *Task) CheckSample(k, steps, trace int) error {
 	if t.hidden > 0 {
 		fix += ", or --hidden"
 	}
-	return CheckMemory(t.SampleBytes(k, steps, trace), what, fix)
+	return CheckMemory(t.SampleBytes(k, steps, evalEvery, trace), what, fix)
 }
 
 // size is the task's dimension for a message, with the GRU's width.
@@ -168,12 +191,12 @@ func (t *Task) size() string {
 }
 
 // CheckTrain refuses, with a one-line error giving the figures, a
-// meta-training run of k chains with windows of window steps whose
-// TrainBytes exceed MemoryLimit.
-func (t *Task) CheckTrain(k, window int) error {
-	fix := "lower --chains or --window"
+// meta-training run with cfg whose TrainBytes exceed MemoryLimit.
+func (t *Task) CheckTrain(cfg train.Config) error {
+	fix := "lower --chains, --steps or --window"
 	if t.hidden > 0 {
 		fix += ", or --hidden"
 	}
-	return CheckMemory(t.TrainBytes(k, window), fmt.Sprintf("--chains %d on %s (%s) with --window %d", k, t.Name, t.size(), window), fix)
+	what := fmt.Sprintf("--chains %d on %s (%s) with --steps %d and --window %d", cfg.Chains, t.Name, t.size(), cfg.Steps, cfg.Window)
+	return CheckMemory(t.TrainBytes(cfg), what, fix)
 }
