@@ -417,6 +417,9 @@ func (o *options) nnConfig(fs *pflag.FlagSet, task *catalog.Task) (samplers.NNCo
 		if fs.Changed("d-hidden") {
 			dh = o.nn.dHidden
 		}
+		if err := task.CheckNets(qh, dh, o.chains); err != nil {
+			return cfg, cli.Usagef("%v", err)
+		}
 		cfg.RandomNets(qh, dh, rand.New(rand.NewPCG(o.seed, 0x6e657473))) // "nets"
 	}
 	if task.Defaults.TuneNN != nil {

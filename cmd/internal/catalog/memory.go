@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
 
@@ -199,4 +200,48 @@ func (t *Task) CheckTrain(cfg train.Config) error {
 	}
 	what := fmt.Sprintf("--chains %d on %s (%s) with --steps %d and --window %d", cfg.Chains, t.Name, t.size(), cfg.Steps, cfg.Window)
 	return CheckMemory(t.TrainBytes(cfg), what, fix)
+}
+
+// maxWidth is the widest hidden layer of NNSGHMC's random networks
+// (--q-hidden, --d-hidden): a width whose weight matrices fit easily in an
+// int, far beyond any machine's memory, which CheckNets refuses.
+const maxWidth = 1 << 20
+
+// NetBytes estimates from below the memory in bytes of NNSGHMC's networks
+// f_Q (2 inputs) and f_D (3 inputs) with the given hidden widths on k
+// chains of the task: their weights, and a value per hidden unit for every
+// coordinate of a block of the step (samplers.StepChunk coordinates).
+func (t *Task) NetBytes(qHidden, dHidden []int, k int) float64 {
+	coords := math.Min(float64(t.Dim)*float64(k), samplers.StepChunk)
+	var b float64
+	for _, net := range []struct {
+		inputs int
+		hidden []int
+	}{{2, qHidden}, {3, dHidden}} {
+		fin := float64(net.inputs)
+		for _, w := range net.hidden {
+			b += 8 * (fin*float64(w) + float64(w) + coords*float64(w))
+			fin = float64(w)
+		}
+		b += 8 * (fin + 1) // the output layer
+	}
+	return b
+}
+
+// CheckNets refuses, with a one-line error, hidden widths of NNSGHMC's
+// random networks that are not in 1..2²⁰, and networks whose NetBytes on k
+// chains of the task exceed MemoryLimit.
+func (t *Task) CheckNets(qHidden, dHidden []int, k int) error {
+	for _, n := range []struct {
+		flag   string
+		hidden []int
+	}{{"--q-hidden", qHidden}, {"--d-hidden", dHidden}} {
+		for _, w := range n.hidden {
+			if w < 1 || w > maxWidth {
+				return fmt.Errorf("%s: widths must be between 1 and %d, got %v", n.flag, maxWidth, n.hidden)
+			}
+		}
+	}
+	what := fmt.Sprintf("NNSGHMC with --q-hidden %v and --d-hidden %v on --chains %d of %s (%s)", qHidden, dHidden, k, t.Name, t.size())
+	return CheckMemory(t.NetBytes(qHidden, dHidden, k), what, "narrow --q-hidden or --d-hidden")
 }

@@ -128,3 +128,39 @@ func TestSizeOptionsAreValidated(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkSizesAreChecked is the regression test of --q-hidden -3 (a
+// makeslice panic) and --d-hidden 100000000 or --q-hidden 100000,100000
+// (fatal out-of-memory errors): widths out of range and networks beyond
+// memory are refused with one line.
+func TestNetworkSizesAreChecked(t *testing.T) {
+	g, err := New("gaussian20", DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// f_Q 2→3→1, f_D 3→1 on 20×2 = 40 coordinates
+	if got, want := g.NetBytes([]int{3}, nil, 2), 8*(2*3+3+40*3+3+1)+8*(3+1.0); got != want {
+		t.Errorf("NetBytes = %v, want %v", got, want)
+	}
+	// at most samplers.StepChunk coordinates at a time
+	if got, want := g.NetBytes(nil, []int{2}, 1e9), 8*(2+1.0)+8*(3*2+2+32768*2+2+1.0); got != want {
+		t.Errorf("NetBytes of a large run = %v, want %v", got, want)
+	}
+	for _, tc := range []struct {
+		q, d []int
+		want string
+	}{
+		{[]int{-3}, []int{40}, "--q-hidden: widths must be between 1 and 1048576, got [-3]"},
+		{[]int{40, 0}, []int{40}, "--q-hidden: widths must be between 1 and 1048576, got [40 0]"},
+		{[]int{40}, []int{100000000}, "--d-hidden: widths must be between 1 and 1048576, got [100000000]"},
+		{[]int{1 << 20, 1 << 20}, []int{40}, "NNSGHMC with --q-hidden [1048576 1048576] and --d-hidden [40] on --chains 50 of gaussian20 (20 dimensions) needs at least about 8.02 TiB of memory"},
+	} {
+		err := g.CheckNets(tc.q, tc.d, 50)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("q %v, d %v: error %v, want %q", tc.q, tc.d, err, tc.want)
+		}
+	}
+	if err := g.CheckNets([]int{40, 40}, []int{40, 40}, 50); err != nil {
+		t.Errorf("the task's networks refused: %v", err)
+	}
+}
