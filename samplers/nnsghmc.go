@@ -63,6 +63,29 @@ type NNConfig struct {
 	D             *graph.MLPWeights `json:"f_d"` // f_D: 3 inputs
 }
 
+// DefaultNNConfig returns NNSGHMC with the paper's settings for a target
+// without data (its toy, appendix D.1, as the authors' code runs it; what
+// cmd/train and cmd/sample use on the Gaussian tasks), step size stepSize
+// and untrained networks drawn from rng:
+//
+//	Q_f = clamp(f_Q(u, p_i), ±5),   D_f = clamp(|f_D(u, p_i, ∂_iŨ)|, 0, 5),
+//
+// that is α = 0, β = 0, c = 0, s_D = 1, ClampQ = DMax = 5, the raw energy,
+// momentum and gradient as inputs (scales 1), exact Γ, and networks of two
+// hidden layers of 40 ReLU units. On data tasks the paper also scales the
+// inputs by the data size N (EnergyScale −1: u = log-joint/N), adds
+// α = 0.01/η, and raises DMax and DScale (see the MNIST and music tasks of
+// cmd/internal/catalog).
+//
+// Random networks make a valid sampler, not a meta-learned one: Γ keeps
+// the target stationary whatever they are. Load trained ones with
+// ReadSamplerFile.
+func DefaultNNConfig(stepSize float64, rng *rand.Rand) NNConfig {
+	cfg := NNConfig{StepSize: stepSize, ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: GammaExact}
+	cfg.RandomNets([]int{40, 40}, []int{40, 40}, rng)
+	return cfg
+}
+
 // RandomNets sets cfg.Q and cfg.D to randomly initialised ReLU networks
 // with the given hidden widths, drawn from rng.
 func (cfg *NNConfig) RandomNets(qHidden, dHidden []int, rng *rand.Rand) {
@@ -70,8 +93,14 @@ func (cfg *NNConfig) RandomNets(qHidden, dHidden []int, rng *rand.Rand) {
 	cfg.D = graph.NewMLPWeights(3, dHidden, graph.ReLU, rng)
 }
 
-// Validate reports the first invalid setting.
+// Validate reports the first invalid setting. Besides settings out of
+// range it refuses a D_f that can only be 0 (α, s_D and c all 0): with no
+// friction and no noise the dynamics are not a sampler. The zero NNConfig
+// is one; DefaultNNConfig gives the paper's settings.
 func (cfg *NNConfig) Validate() error {
+	if *cfg == (NNConfig{}) {
+		return errors.New("samplers: NNSGHMC: the zero NNConfig is not a sampler (no step size, no networks, D_f = 0); start from DefaultNNConfig")
+	}
 	if err := positive("NNSGHMC step size", cfg.StepSize); err != nil {
 		return err
 	}
@@ -82,6 +111,9 @@ func (cfg *NNConfig) Validate() error {
 		if err := nonNegative("NNSGHMC "+c.name, c.v); err != nil {
 			return err
 		}
+	}
+	if cfg.Alpha == 0 && cfg.DScale == 0 && cfg.C == 0 {
+		return errors.New("samplers: NNSGHMC with alpha, d_scale and c all 0 has D_f = 0, no friction and no noise: not a sampler (set d_scale, alpha or c; DefaultNNConfig has the paper's d_scale 1)")
 	}
 	for _, c := range []struct {
 		name string
@@ -281,7 +313,7 @@ func (s *NNSGHMC) Step(rng *rand.Rand, st *State) error {
 		s.stepPlain(st)
 	}
 	st.Steps++
-	return s.check(st, true)
+	return s.check(st)
 }
 
 // Update applies one step's update to (theta, p) in place, given the

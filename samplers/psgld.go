@@ -79,5 +79,5 @@ func (s *PSGLD) Step(rng *rand.Rand, st *State) error {
 		st.Theta[i] += -s.eta*pre*g + math.Sqrt(2*s.eta*pre)*rng.NormFloat64()
 	}
 	st.Steps++
-	return s.check(st, true)
+	return s.check(st)
 }

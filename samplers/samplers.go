@@ -45,26 +45,19 @@ type Kernel interface {
 }
 
 // Runaway is the magnitude beyond which a position or momentum counts as
-// diverged: no posterior this library samples lives there, and a chain that
-// grows geometrically passes it well before it overflows to Inf.
-const Runaway = 1e30
+// diverged (tasks.Runaway).
+const Runaway = tasks.Runaway
 
 // DivergenceError reports a chain whose state or energy became non-finite,
-// or whose position or momentum exceeded Runaway in magnitude.
-type DivergenceError struct {
-	Step, Chain int
-	What        string // "position", "momentum" or "energy"
-}
-
-func (e *DivergenceError) Error() string {
-	return fmt.Sprintf("chain %d diverged at step %d: its %s is not finite or beyond ±%g (try a smaller step size)", e.Chain, e.Step, e.What, Runaway)
-}
+// or whose position or momentum exceeded Runaway in magnitude. Its Step is
+// the number of steps after which the state is bad, as cmd/sample numbers
+// the rows of metrics.csv: a step that turns the state after n−1 steps into
+// a bad one reports step n, and a bad energy at the positions after n steps
+// reports step n (0 for the initial state).
+type DivergenceError = tasks.DivergenceError
 
 // ErrDiverged matches any *DivergenceError with errors.Is.
-var ErrDiverged = errors.New("chain diverged")
-
-// Is makes errors.Is(err, ErrDiverged) true for divergence errors.
-func (e *DivergenceError) Is(target error) bool { return target == ErrDiverged }
+var ErrDiverged = tasks.ErrDiverged
 
 // base holds what every kernel shares: the target and scratch space.
 type base struct {
@@ -99,7 +92,7 @@ func (b base) init(theta0, p0 []float64, momentum bool) (*State, error) {
 			copy(s.P, p0)
 		}
 	}
-	if err := b.check(s, false); err != nil {
+	if err := b.check(s); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -127,12 +120,9 @@ func (b base) evaluate(rng *rand.Rand, s *State) error {
 }
 
 // check returns a DivergenceError if a position or momentum is not finite
-// or runs away.
-func (b base) check(s *State, stepped bool) error {
+// or runs away, naming the step s.Steps that produced it.
+func (b base) check(s *State) error {
 	step := s.Steps
-	if stepped {
-		step--
-	}
 	for i, x := range s.Theta {
 		if !(math.Abs(x) <= Runaway) {
 			return &DivergenceError{Step: step, Chain: i % b.k, What: "position"}

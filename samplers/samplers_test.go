@@ -2,8 +2,10 @@ package samplers
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -240,6 +242,50 @@ func TestDivergenceIsReported(t *testing.T) {
 	}
 	if de.Chain < 0 || de.Chain > 1 || de.Step < 1 {
 		t.Errorf("divergence at chain %d, step %d", de.Chain, de.Step)
+	}
+}
+
+// TestDivergenceNamesTheBadStatesStep is the regression test of divergence
+// messages numbered one step below the outputs: the state after n steps is
+// step n in cmd/sample's metrics.csv, and a step that makes it bad must
+// report step n, not n−1.
+func TestDivergenceNamesTheBadStatesStep(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func() (Kernel, error)
+	}{
+		{"SGLD", func() (Kernel, error) { return NewSGLD(standardTarget(t, 2), 50) }},
+		{"SGHMC", func() (Kernel, error) { return NewSGHMC(standardTarget(t, 2), 50, 1) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := tc.make()
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, _ := s.Init(theta0, nil)
+			rng := rand.New(rand.NewPCG(1, 1))
+			calls := 0
+			for calls < 2000 && err == nil {
+				calls++
+				err = s.Step(rng, st)
+			}
+			var de *DivergenceError
+			if !errors.As(err, &de) {
+				t.Fatalf("no divergence in %d steps: %v", calls, err)
+			}
+			want := calls // the state this call produced is bad
+			if de.What == "energy" || de.What == "energy gradient" {
+				want = calls - 1 // the state it started from is bad
+			} else if Bounded(st.Theta) && Bounded(st.P) {
+				t.Errorf("%v, but the state after %d steps is bounded", err, calls)
+			}
+			if de.Step != want || de.Step != st.Steps {
+				t.Errorf("%v on call %d of Step (State.Steps %d): want step %d", err, calls, st.Steps, want)
+			}
+			if !strings.Contains(err.Error(), fmt.Sprintf("at step %d:", want)) {
+				t.Errorf("message %q does not name step %d", err, want)
+			}
+		})
 	}
 }
 

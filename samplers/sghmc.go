@@ -62,5 +62,5 @@ func (s *SGHMC) Step(rng *rand.Rand, st *State) error {
 		st.Theta[i] += eta * p
 	}
 	st.Steps++
-	return s.check(st, true)
+	return s.check(st)
 }

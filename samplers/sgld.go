@@ -47,5 +47,5 @@ func (s *SGLD) Step(rng *rand.Rand, st *State) error {
 		st.Theta[i] += -s.eta*g + sd*rng.NormFloat64()
 	}
 	st.Steps++
-	return s.check(st, true)
+	return s.check(st)
 }

@@ -54,6 +54,8 @@ func run(_ context.Context, args []string) error {
 	fs.StringVar(&in, "in", "", "the authors' checkpoints as JSON (default DATA_DIR/../reference/authors-samplers/authors-samplers.json)")
 	fs.StringVar(&out, "out", "", "the trained-sampler file to write")
 	fs.StringVar(&dataDir, "data-dir", "", "data directory (default: $METASGMCMC_DATA, else ./data); the MNIST samplers read it for the data size N")
+	cli.SetUsage(fs, cli.Help{Name: "convert", Synopsis: "convert --sampler toy|nt|data --out FILE [flags]",
+		Description: "turns the authors' pretrained NNSGHMC samplers into this project's trained-sampler file, for sample --meta"})
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}

@@ -16,11 +16,14 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
@@ -33,11 +36,29 @@ import (
 
 func main() { cli.Exit("figures", run(context.Background(), os.Args[1:])) }
 
+// description is the command's one-line description, the first line of
+// its help.
+const description = "draws the experiments' figures and tables from the outputs of cmd/sample and cmd/train"
+
+// figures are the sub-commands, in the order the help lists them, with
+// what each draws.
+var figures = []struct{ name, what string }{
+	{"curves", "one curve per run of a metric from RUNDIR/metrics.csv against steps"},
+	{"trajectories", "the path of chain 0 from RUNDIR/trace.csv on the target's contours"},
+	{"nets", "contour plots of a trained sampler's f_Q and f_D over their inputs"},
+	{"table", "a Markdown table of a metric at given steps and summary values"},
+}
+
 func run(_ context.Context, args []string) error {
 	if len(args) == 0 {
-		return cli.Usagef("want a figure: curves, trajectories, nets or table")
+		return cli.Usagef("want a figure: curves, trajectories, nets or table (figures --help says more)")
 	}
 	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			return run(context.Background(), []string{args[1], "--help"})
+		}
+		return overview(os.Stdout)
 	case "curves":
 		return curves(args[1:])
 	case "trajectories":
@@ -48,6 +69,33 @@ func run(_ context.Context, args []string) error {
 		return table(args[1:])
 	}
 	return cli.Usagef("unknown figure %q (want curves, trajectories, nets or table)", args[0])
+}
+
+// overview writes the command's help: what it does and its figures.
+func overview(w io.Writer) error {
+	fmt.Fprintf(w, "figures: %s\n\nUsage: figures FIGURE [flags] [NAME=DIR ...]\n\nFigures:\n", description)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, f := range figures {
+		fmt.Fprintf(tw, "  %s\t%s\n", f.name, f.what)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nRun \"figures FIGURE --help\" (or \"figures help FIGURE\") for a figure's flags and arguments.")
+	return pflag.ErrHelp
+}
+
+// runArgs are the NAME=DIR arguments of curves and table, for their help.
+var runArgs = []cli.Arg{
+	{Name: "NAME=DIR", Usage: "a run: its label (NAME) and the output directory of cmd/sample (DIR)"},
+	{Name: "NAME=DIR1,DIR2,...", Usage: "a run repeated (seeds): the mean over the directories, with its standard error"},
+}
+
+// usage sets the help of the figure called name.
+func usage(fs *pflag.FlagSet, name, synopsis string, args ...cli.Arg) {
+	for _, f := range figures {
+		if f.name == name {
+			cli.SetUsage(fs, cli.Help{Name: "figures " + name, Description: f.what, Synopsis: "figures " + name + " " + synopsis, Args: args})
+		}
+	}
 }
 
 // runs parses NAME=DIR arguments.
@@ -89,6 +137,18 @@ func readCSV(path string) (map[string][]string, error) {
 	return cols, nil
 }
 
+// noColumn is the error for a metric that a metrics.csv lacks.
+func noColumn(path, metric string, cols map[string][]string) error {
+	var have []string
+	for name := range cols {
+		if name != "step" && name != "seconds" {
+			have = append(have, name)
+		}
+	}
+	sort.Strings(have)
+	return cli.Usagef("%s has no column %q: give -metric one of %s", path, metric, strings.Join(have, ", "))
+}
+
 func floats(path, col string, s []string) ([]float64, error) {
 	x := make([]float64, len(s))
 	for i, v := range s {
@@ -109,6 +169,7 @@ func curves(args []string) error {
 	per := fs.Float64("steps-per-unit", 1, "steps per unit of the x axis (e.g. minibatches per data epoch)")
 	xlabel := fs.String("xlabel", "step", "x-axis label")
 	ylabel := fs.String("ylabel", "", "y-axis label (default: the metric)")
+	usage(fs, "curves", "[flags] --out FIG NAME=DIR[,DIR...]...", runArgs...)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -188,7 +249,7 @@ func metricOverRuns(dirs []string, metric string) (steps, mean, se []float64, er
 			return nil, nil, nil, err
 		}
 		if cols[metric] == nil {
-			return nil, nil, nil, cli.Usagef("%s has no column %q", path, metric)
+			return nil, nil, nil, noColumn(path, metric, cols)
 		}
 		x, err := floats(path, "step", cols["step"])
 		if err != nil {
@@ -229,6 +290,8 @@ func trajectories(args []string) error {
 	task := fs.String("task", "gaussian2d", "the 2-D Gaussian task the runs sampled")
 	out := fs.String("out", "", "figure path without extension (required)")
 	title := fs.String("title", "", "figure title")
+	usage(fs, "trajectories", "[flags] --out FIG NAME=DIR...",
+		cli.Arg{Name: "NAME=DIR", Usage: "a run: its panel's title (NAME) and the output directory of cmd/sample --trace 1 (DIR)"})
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -253,6 +316,9 @@ func trajectories(args []string) error {
 		cols, err := readCSV(path)
 		if err != nil {
 			return err
+		}
+		if cols["chain"] == nil || cols["theta_0"] == nil || cols["theta_1"] == nil || cols["theta_2"] != nil {
+			return cli.Usagef("%s does not hold 2-D positions (columns chain, theta_0, theta_1): trace a 2-D task with cmd/sample --trace 1", path)
 		}
 		var p plot.Panel
 		p.Title = r[0]
@@ -287,6 +353,7 @@ func nets(args []string) error {
 	gRange := fs.Float64Slice("gradient", []float64{-10, 10}, "range of the gradient input (after its scale)")
 	gFixed := fs.Float64("fixed-gradient", 0, "gradient input for the energy-momentum plot of f_D")
 	uFixed := fs.Float64("fixed-energy", math.NaN(), "energy input for the momentum-gradient plot of f_D (default: the middle of --energy)")
+	usage(fs, "nets", "[flags] --meta sampler.json --out DIR")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -341,6 +408,7 @@ func table(args []string) error {
 	steps := fs.IntSlice("steps", nil, "steps at which to report the metric")
 	summary := fs.StringSlice("summary", nil, "summary.json values to report")
 	digits := fs.Int("digits", 4, "significant digits")
+	usage(fs, "table", "[flags] NAME=DIR[,DIR...]...", runArgs...)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -387,9 +455,13 @@ func table(args []string) error {
 				failed = append(failed, e)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "metrics.csv")); err == nil {
-				cols, err := readCSV(filepath.Join(dir, "metrics.csv"))
+				path := filepath.Join(dir, "metrics.csv")
+				cols, err := readCSV(path)
 				if err != nil {
 					return err
+				}
+				if len(*steps) > 0 && cols[*metric] == nil {
+					return noColumn(path, *metric, cols)
 				}
 				for i, st := range cols["step"] {
 					n, _ := strconv.Atoi(st)

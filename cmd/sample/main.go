@@ -86,6 +86,8 @@ func run(ctx context.Context, args []string) error {
 	fs.Float64Var(&o.psgldDecay, "psgld-decay", 0.99, "pSGLD's RMS decay ρ")
 	fs.Float64Var(&o.psgldLambda, "psgld-lambda", 1e-5, "pSGLD's preconditioner floor λ")
 	o.nn.register(fs)
+	cli.SetUsage(fs, cli.Help{Name: "sample", Synopsis: "sample [flags] --out DIR",
+		Description: "runs an SG-MCMC sampler (SGLD, SGHMC, pSGLD or NNSGHMC) on a task and writes its metrics into --out"})
 	onlyFor(fs, "sghmc", "friction", "sghmc-alpha")
 	onlyFor(fs, "psgld", "psgld-decay", "psgld-lambda")
 	onlyFor(fs, "nnsghmc", "meta", "gamma", "warmup-steps", "warmup-step-size", "warmup-lr", "alpha-coef")
@@ -110,6 +112,9 @@ func run(ctx context.Context, args []string) error {
 	}
 	if err := o.resolve(fs, task); err != nil {
 		return err
+	}
+	if err := task.CheckSample(o.chains, o.steps, o.evalEvery, o.trace); err != nil {
+		return cli.Usagef("%v", err)
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
@@ -171,10 +176,10 @@ func run(ctx context.Context, args []string) error {
 				break
 			}
 		}
-		steps = step
 		if runErr = mon.Observe(step, st.Theta); runErr != nil {
 			break
 		}
+		steps = step
 		for c := 0; c < min(o.trace, o.chains); c++ {
 			row := []string{strconv.Itoa(step), strconv.Itoa(c)}
 			for i := 0; i < d; i++ {
@@ -411,6 +416,9 @@ func (o *options) nnConfig(fs *pflag.FlagSet, task *catalog.Task) (samplers.NNCo
 		}
 		if fs.Changed("d-hidden") {
 			dh = o.nn.dHidden
+		}
+		if err := task.CheckNets(qh, dh, o.chains); err != nil {
+			return cfg, cli.Usagef("%v", err)
 		}
 		cfg.RandomNets(qh, dh, rand.New(rand.NewPCG(o.seed, 0x6e657473))) // "nets"
 	}

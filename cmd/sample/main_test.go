@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 )
 
 // TestMain lets tests run the command itself as a subprocess: with
@@ -18,7 +20,7 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(datatest.Main(m))
 }
 
 // command runs the command with args and returns its exit status and

@@ -81,6 +81,8 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.IntVar(&o.target.Hidden, "hidden", 0, "hidden units of the GRU tasks (default: the task's)")
 	fs.Float64Var(&o.target.TargetScale, "target-scale", catalog.DefaultOptions.TargetScale, "scale s of the 20-D Gaussian's L = s·N(0,1)")
 	fs.StringVar(&o.target.TargetCov, "target-cov", "", "toy Gaussians: read the covariance from FILE (one row per line, as the authors' Cov_* files) instead of drawing it from --target-seed")
+	cli.SetUsage(fs, cli.Help{Name: "train", Synopsis: "train [flags] [--out DIR | --resume DIR]",
+		Description: "meta-trains NNSGHMC's networks on a task and writes the trained sampler (sampler.json) into --out"})
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -290,6 +292,10 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 	}
 	if t.AlphaCoef > 0 {
 		nn.Alpha = t.AlphaCoef / nn.StepSize
+	}
+	// sizes first: Validate lists the losses' times
+	if err := task.CheckTrain(cfg); err != nil {
+		return cfg, nn, cli.Usagef("%v", err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, nn, cli.Usagef("%v", err)

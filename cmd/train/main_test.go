@@ -17,6 +17,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
 
@@ -25,7 +26,7 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(datatest.Main(m))
 }
 
 func command(t *testing.T, args ...string) (int, string) {
@@ -73,7 +74,7 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 // draws minibatches: the checkpoint carries the minibatch order.
 func TestResumeContinuesTheMinibatchOrder(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(datadir.Dir(""), "mnist", "train-images-idx3-ubyte.gz")); err != nil {
-		t.Skipf("MNIST not available (%v); set %s", err, datadir.EnvVar)
+		datatest.Skip(t, err.Error())
 	}
 	// 4 chains, unrolls of 12 steps on batches of 500: an epoch of 2 unrolls
 	// visits 24 minibatches, part of a data epoch of 61

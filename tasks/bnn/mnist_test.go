@@ -2,6 +2,7 @@ package bnn
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 	"github.com/metasgmcmc/metasgmcmc/tasks/mnist"
 )
 
@@ -28,7 +30,7 @@ func loadMNIST(t *testing.T) (train, test *mnist.Set) {
 	t.Helper()
 	dir := os.Getenv(datadir.EnvVar)
 	if dir == "" {
-		t.Skipf("MNIST tests need the data: $%s is not set", datadir.EnvVar)
+		datatest.Skip(t, fmt.Sprintf("the MNIST tests read $%s, which is not set", datadir.EnvVar))
 	}
 	if !filepath.IsAbs(dir) {
 		if _, err := os.Stat(filepath.Join(dir, mnist.Subdir)); err != nil {
@@ -38,7 +40,7 @@ func loadMNIST(t *testing.T) (train, test *mnist.Set) {
 	mnistOnce.Do(func() { mnistOnce.train, mnistOnce.test, mnistOnce.err = mnist.Load(dir) })
 	var missing *datadir.MissingError
 	if errors.As(mnistOnce.err, &missing) {
-		t.Skipf("MNIST data absent: %v", mnistOnce.err)
+		datatest.Skip(t, mnistOnce.err.Error())
 	}
 	if mnistOnce.err != nil {
 		t.Fatal(mnistOnce.err)

@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 )
 
 // TestEnergyHasTheAuthorsConstant checks U(μ) = ½·log(2π·det Σ), the
@@ -84,13 +84,7 @@ func TestReadCov(t *testing.T) {
 // TestReadsTheAuthorsCovariances reads the authors' toy covariances from the
 // data directory: a 10-D training one and four 20-D test ones.
 func TestReadsTheAuthorsCovariances(t *testing.T) {
-	dir := filepath.Join(datadir.Dir(""), "gaussian")
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the authors' covariances are missing in CI: %v", err)
-		}
-		t.Skipf("the authors' covariances are not available (%v); set %s", err, datadir.EnvVar)
-	}
+	dir := filepath.Join(datatest.Need(t, "gaussian"), "gaussian")
 	for name, d := range map[string]int{
 		"Cov_train_10d": 10, "Cov_rand_1_scale_0.6": 20, "Cov_rand_2_scale_0.6": 20,
 		"Cov_rand_3_scale_0.5": 20, "Cov_rand_4_scale_0.5": 20,

@@ -78,8 +78,20 @@ func Train10(seed uint64) *Gaussian {
 
 // Test20 is the paper's test target: 20-D, mean 3, Σ = L·Lᵀ with
 // L = scale·N(0, 1)^{20×20} drawn by a PCG generator seeded with seed (the
-// authors used scale 0.6 and 0.5).
+// authors used scale 0.6 and 0.5). It panics if the scale gives no valid
+// covariance; NewTest20 returns an error instead.
 func Test20(seed uint64, scale float64) *Gaussian {
+	return must(NewTest20(seed, scale))
+}
+
+// NewTest20 is Test20 for a scale that may be invalid: it returns an error
+// unless scale is positive and finite and Σ = L·Lᵀ is positive definite in
+// float64 (scales below about 1e-150 underflow, above about 1e150
+// overflow).
+func NewTest20(seed uint64, scale float64) (*Gaussian, error) {
+	if !(scale > 0) || math.IsInf(scale, 0) {
+		return nil, fmt.Errorf("gaussian: the 20-D test target's scale must be a positive number, got %v", scale)
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x7465737432)) // "test2"
 	const d = 20
 	l := mat.NewDense(d, d, nil)
@@ -90,7 +102,11 @@ func Test20(seed uint64, scale float64) *Gaussian {
 	}
 	cov := mat.NewSymDense(d, nil)
 	cov.SymOuterK(1, l)
-	return must(New(constant(d, 3), cov))
+	g, err := New(constant(d, 3), cov)
+	if err != nil {
+		return nil, fmt.Errorf("gaussian: the 20-D test target of scale %v has no valid covariance in float64 (%v); want a scale between about 1e-150 and 1e150", scale, err)
+	}
+	return g, nil
 }
 
 func constant(d int, v float64) []float64 {

@@ -1,8 +1,11 @@
 package gaussian
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -144,5 +147,83 @@ func TestMonitorOnExactDraws(t *testing.T) {
 	}
 	if r := got["rhat_max"]; r > 1.02 {
 		t.Errorf("rhat_max = %v, want about 1", r)
+	}
+}
+
+// TestMonitorStopsARunawayChainBeforeScoring is the regression test of a
+// diverging chain surfacing as "covHat: covariance is not positive
+// definite": one chain of three grows fourfold a step, and the monitor must
+// name it and the step where it passes the limit, while every score before
+// that succeeds.
+func TestMonitorStopsARunawayChainBeforeScoring(t *testing.T) {
+	g, _ := New([]float64{1, -1}, mat.NewSymDense(2, []float64{1, 0.5, 0.5, 2}))
+	const k = 3
+	m := g.NewMonitor(k)
+	if want := RunawaySDs * math.Sqrt(2); m.Limit() != want {
+		t.Fatalf("limit %v, want %v (the largest standard deviation is √2)", m.Limit(), want)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	theta := make([]float64, 2*k)
+	runaway := 1.0
+	var err error
+	step := 0
+	for step < 40 && err == nil {
+		step++
+		runaway *= 4
+		for c := 0; c < k; c++ {
+			theta[c], theta[k+c] = 1+rng.NormFloat64(), -1+rng.NormFloat64()
+		}
+		theta[1] = 1 + runaway // chain 1, coordinate 0
+		if err = m.Observe(step, theta); err == nil && step%2 == 0 {
+			if _, serr := m.Metrics(); serr != nil {
+				t.Fatalf("step %d: scoring failed before the divergence was reported: %v", step, serr)
+			}
+		}
+	}
+	var de *tasks.DivergenceError
+	if !errors.As(err, &de) || !errors.Is(err, tasks.ErrDiverged) {
+		t.Fatalf("want a divergence error, got %v after %d steps", err, step)
+	}
+	// 4¹⁰ ≈ 1.05e6 is within the limit of 1.41e6, 4¹¹ is not
+	if de.Chain != 1 || de.Step != 11 || de.What != "position" {
+		t.Errorf("%v: want chain 1, step 11, position", err)
+	}
+	for _, want := range []string{"chain 1 diverged at step 11: its position is 4.19e+06 from the target's mean in coordinate 0", "try a smaller step size"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q lacks %q", err, want)
+		}
+	}
+	// the bad step was not recorded: the run so far still scores
+	if _, err := m.Summary(); err != nil {
+		t.Errorf("summary of the 10 good steps: %v", err)
+	}
+}
+
+// TestMonitorNeedsMoreSamplesThanDimensions checks the message of a score
+// asked for before the fit has more samples than dimensions.
+func TestMonitorNeedsMoreSamplesThanDimensions(t *testing.T) {
+	g, _ := New([]float64{0, 0, 0}, mat.NewSymDense(3, []float64{1, 0, 0, 0, 1, 0, 0, 0, 1}))
+	for _, tc := range []struct {
+		chains, steps int
+		ok            bool
+	}{{1, 1, false}, {1, 3, false}, {2, 1, false}, {2, 2, true}, {4, 1, true}} {
+		m := g.NewMonitor(tc.chains)
+		rng := rand.New(rand.NewPCG(1, uint64(tc.chains)))
+		theta := make([]float64, 3*tc.chains)
+		for s := 1; s <= tc.steps; s++ {
+			for i := range theta {
+				theta[i] = rng.NormFloat64()
+			}
+			if err := m.Observe(s, theta); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := m.Metrics()
+		if tc.ok != (err == nil) {
+			t.Errorf("%d chains × %d steps: error %v", tc.chains, tc.steps, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("needs more than 3 samples (chains × steps), have %d", tc.chains*tc.steps)) {
+			t.Errorf("%d chains × %d steps: message %q", tc.chains, tc.steps, err)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package gaussian
 
 import (
+	"errors"
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -21,24 +23,58 @@ import (
 //     largest per-dimension split R̂ (summary only);
 //   - target_lambda_min, target_lambda_max: the extreme eigenvalues of the
 //     target's covariance, which decide how stiff it is (summary only).
+//
+// A chain that strays further than Limit from the target's mean in any
+// coordinate has diverged: Observe reports it as a *tasks.DivergenceError
+// naming the chain and step, before such positions can spoil the fitted
+// Gaussian (whose covariance would stop being numerically positive
+// definite long before the samplers' own bound, tasks.Runaway, is reached).
 type Monitor struct {
 	g     *Gaussian
 	k     int
+	limit float64
 	fit   diag.GaussianFit
 	trace [][]float64 // per chain, steps × D row-major
 	x     []float64
 }
 
+// RunawaySDs is how many standard deviations of the target (its largest
+// marginal one, and at least 1) a chain may stray from the mean before the
+// monitor counts it as diverged: at a million standard deviations the
+// chain's energy is about 5·10¹¹ above the mode, where no sampler of the
+// target goes, and the fitted covariance is still well enough conditioned
+// to be scored.
+const RunawaySDs = 1e6
+
 // NewMonitor returns a monitor of k chains sampling g.
 func (g *Gaussian) NewMonitor(k int) *Monitor {
-	return &Monitor{g: g, k: k, trace: make([][]float64, k), x: make([]float64, g.Dim())}
+	sd := 1.0
+	for i := 0; i < g.Dim(); i++ {
+		sd = math.Max(sd, math.Sqrt(g.cov.At(i, i)))
+	}
+	return &Monitor{g: g, k: k, limit: RunawaySDs * sd, trace: make([][]float64, k), x: make([]float64, g.Dim())}
 }
 
-// Observe implements tasks.Monitor.
+// Limit is the distance from the target's mean, in any one coordinate,
+// beyond which a chain counts as diverged: RunawaySDs times the largest
+// marginal standard deviation of the target, or RunawaySDs if that is less
+// than 1.
+func (m *Monitor) Limit() float64 { return m.limit }
+
+// Observe implements tasks.Monitor. It returns a *tasks.DivergenceError,
+// and records nothing of the step, if a chain is beyond Limit.
 func (m *Monitor) Observe(step int, theta []float64) error {
 	d := m.g.Dim()
 	if len(theta) != d*m.k {
 		return fmt.Errorf("gaussian monitor: %d positions for %d chains of dimension %d", len(theta), m.k, d)
+	}
+	for c := 0; c < m.k; c++ {
+		for i := 0; i < d; i++ {
+			if dist := math.Abs(theta[i*m.k+c] - m.g.mean[i]); !(dist <= m.limit) {
+				return &tasks.DivergenceError{Step: step, Chain: c, What: "position",
+					Why: fmt.Sprintf("%.3g from the target's mean in coordinate %d, beyond the Gaussian monitor's limit of %.3g", dist, i, m.limit)}
+			}
+		}
 	}
 	for c := 0; c < m.k; c++ {
 		for i := 0; i < d; i++ {
@@ -53,8 +89,18 @@ func (m *Monitor) Observe(step int, theta []float64) error {
 }
 
 // Metrics implements tasks.Monitor.
+//
+// The KL divergence needs a fitted covariance of full rank: more samples
+// (chains × steps) than dimensions; with fewer it returns an error saying
+// so.
 func (m *Monitor) Metrics() ([]tasks.Metric, error) {
+	if n, d := m.fit.N(), m.g.Dim(); n <= d {
+		return nil, fmt.Errorf("gaussian monitor: the kl of a fitted %d-D Gaussian needs more than %d samples (chains × steps), have %d: score later or run more chains", d, d, n)
+	}
 	kl, err := m.fit.KL(m.g.mean, m.g.cov)
+	if errors.Is(err, diag.ErrNotPositiveDefinite) {
+		return nil, fmt.Errorf("gaussian monitor: the samples' fitted covariance is singular (chains stuck or collapsed onto a subspace?): %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("gaussian monitor: %w", err)
 	}

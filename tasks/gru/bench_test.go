@@ -7,6 +7,7 @@ import (
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 	"github.com/metasgmcmc/metasgmcmc/tasks/music"
 )
 
@@ -76,7 +77,7 @@ func BenchmarkEnergy(b *testing.B) {
 func BenchmarkScorePiano(b *testing.B) {
 	d, err := music.Load("", "piano")
 	if err != nil {
-		b.Skip(err)
+		datatest.Skip(b, err.Error())
 	}
 	const h = 200
 	theta := randomTheta(rand.New(rand.NewPCG(1, 2)), h, benchK, 0.1)

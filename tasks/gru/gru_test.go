@@ -11,6 +11,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 	"github.com/metasgmcmc/metasgmcmc/tasks/music"
 )
 
@@ -319,7 +320,7 @@ func loadData(t *testing.T, name string) *music.Dataset {
 	d, err := music.Load(datadir.Dir(""), name)
 	var missing *datadir.MissingError
 	if errors.As(err, &missing) {
-		t.Skipf("no data: %v", err)
+		datatest.Skip(t, err.Error())
 	}
 	if err != nil {
 		t.Fatal(err)

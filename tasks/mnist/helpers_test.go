@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 )
 
 // idxImages returns an uncompressed IDX images file of n images of rows×cols
@@ -65,7 +67,7 @@ func dataDir(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv(datadir.EnvVar)
 	if dir == "" {
-		t.Skipf("MNIST tests need the data: $%s is not set", datadir.EnvVar)
+		datatest.Skip(t, fmt.Sprintf("the MNIST tests read $%s, which is not set", datadir.EnvVar))
 	}
 	if !filepath.IsAbs(dir) {
 		if _, err := os.Stat(filepath.Join(dir, Subdir)); err != nil {
@@ -76,7 +78,7 @@ func dataDir(t *testing.T) string {
 	}
 	for _, name := range Files {
 		if _, err := datadir.Path(dir, filepath.Join(Subdir, name), source(name)); err != nil {
-			t.Skipf("MNIST data absent: %v", err)
+			datatest.Skip(t, err.Error())
 		}
 	}
 	return dir

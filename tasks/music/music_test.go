@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 )
 
 // The data sets are read once for all tests.
@@ -72,7 +73,7 @@ func testDataDir() string {
 func skipIfMissing(t *testing.T, err error) {
 	t.Helper()
 	if me := (*datadir.MissingError)(nil); errors.As(err, &me) {
-		t.Skipf("music data absent (set %s to the shared data directory): %v", datadir.EnvVar, err)
+		datatest.Skip(t, err.Error())
 	}
 }
 

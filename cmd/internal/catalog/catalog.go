@@ -38,6 +38,12 @@ type Task struct {
 	// Energy is the task's energy when it is one graph (Gaussian and MLP
 	// tasks), for pictures of it.
 	Energy tasks.Energy
+	// keepsPositions: the monitor keeps every position of every step
+	// (SampleBytes).
+	keepsPositions bool
+	// hidden is the GRU tasks' width, for CheckSample's and CheckTrain's
+	// messages (0 for other tasks).
+	hidden int
 }
 
 // Defaults are a task's default run settings.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gru"
 )
@@ -17,9 +18,7 @@ import (
 // $METASGMCMC_DATA says.
 func haveData(t testing.TB, file string) {
 	t.Helper()
-	if _, err := os.Stat(datadir.Dir("") + "/" + file); err != nil {
-		t.Skipf("data not available (%v); set %s", err, datadir.EnvVar)
-	}
+	datatest.Need(t, file)
 }
 
 func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Abs(b) }
@@ -78,18 +77,18 @@ func TestMNISTSettingsAreTheAuthors(t *testing.T) {
 
 func TestEveryTaskBuilds(t *testing.T) {
 	for _, name := range Names() {
-		task, err := New(name, DefaultOptions)
-		if err != nil {
+		t.Run(name, func(t *testing.T) {
+			task, err := New(name, DefaultOptions)
 			if _, ok := err.(*datadir.MissingError); ok {
-				t.Logf("%s: %v", name, err)
-				continue
+				datatest.Skip(t, err.Error())
 			}
-			t.Errorf("%s: %v", name, err)
-			continue
-		}
-		if task.Dim < 1 || task.Defaults.Chains < 1 || task.Defaults.Steps < 1 || task.NewTarget == nil || task.NewMonitor == nil {
-			t.Errorf("%s: incomplete task %+v", name, task)
-		}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if task.Dim < 1 || task.Defaults.Chains < 1 || task.Defaults.Steps < 1 || task.NewTarget == nil || task.NewMonitor == nil {
+				t.Errorf("incomplete task %+v", task)
+			}
+		})
 	}
 	if _, err := New("no-such-task", DefaultOptions); err == nil {
 		t.Error("an unknown task was accepted")

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
@@ -14,9 +15,9 @@ import (
 
 func init() {
 	register("gaussian10", "the paper's 10-D training Gaussian: mean 3, diagonal covariance with variances U[0,1) (or --target-cov FILE)",
-		gaussianTask(true, toyTarget(10, func(o Options) *gaussian.Gaussian { return gaussian.Train10(o.TargetSeed) })))
+		gaussianTask(true, toyTarget(10, func(o Options) (*gaussian.Gaussian, error) { return gaussian.Train10(o.TargetSeed), nil })))
 	register("gaussian20", "the paper's 20-D test Gaussian: mean 3, Σ = LLᵀ with L = s·N(0,1) (or --target-cov FILE)",
-		gaussianTask(false, toyTarget(20, func(o Options) *gaussian.Gaussian { return gaussian.Test20(o.TargetSeed, o.TargetScale) })))
+		gaussianTask(false, toyTarget(20, func(o Options) (*gaussian.Gaussian, error) { return gaussian.NewTest20(o.TargetSeed, o.TargetScale) })))
 	register("gaussian2d", "a correlated 2-D Gaussian (mean 0, unit variances, correlation 0.9) for trajectory pictures",
 		gaussianTask(false, func(Options) (*gaussian.Gaussian, error) {
 			return gaussian.New([]float64{0, 0}, mat.NewSymDense(2, []float64{1, 0.9, 0.9, 1}))
@@ -25,10 +26,14 @@ func init() {
 
 // toyTarget is a toy Gaussian of dimension d: the seeded one, or mean 3
 // with the covariance in o.TargetCov.
-func toyTarget(d int, seeded func(Options) *gaussian.Gaussian) func(Options) (*gaussian.Gaussian, error) {
+func toyTarget(d int, seeded func(Options) (*gaussian.Gaussian, error)) func(Options) (*gaussian.Gaussian, error) {
 	return func(o Options) (*gaussian.Gaussian, error) {
 		if o.TargetCov == "" {
-			return seeded(o), nil
+			g, err := seeded(o)
+			if err != nil {
+				return nil, fmt.Errorf("--target-scale %v: %w", o.TargetScale, err)
+			}
+			return g, nil
 		}
 		cov, err := gaussian.ReadCov(o.TargetCov)
 		if err != nil {
@@ -51,8 +56,8 @@ var toyNN = samplers.NNConfig{ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, Gra
 // toy's meta-training set-up.
 func gaussianTask(trainable bool, target func(Options) (*gaussian.Gaussian, error)) func(Options) (*Task, error) {
 	return func(o Options) (*Task, error) {
-		if o.TargetScale <= 0 {
-			return nil, fmt.Errorf("target scale must be positive, got %v", o.TargetScale)
+		if !(o.TargetScale > 0) || math.IsInf(o.TargetScale, 0) {
+			return nil, fmt.Errorf("--target-scale must be a positive number, got %v", o.TargetScale)
 		}
 		g, err := target(o)
 		if err != nil {
@@ -89,7 +94,8 @@ func gaussianTask(trainable bool, target func(Options) (*gaussian.Gaussian, erro
 				StepSize: sameStep(0.025), Friction: 1, Noise: 1, DataSize: 1,
 				NN: toyNN, QHidden: []int{40, 40}, DHidden: []int{40, 40}, Gamma: samplers.GammaExact,
 			},
-			Training: tr,
+			Training:       tr,
+			keepsPositions: true,
 		}, nil
 	}
 }

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -76,7 +77,15 @@ func init() {
 	}
 }
 
+// maxHidden is the most hidden units of a GRU task: a width whose
+// parameter count fits easily in an int (about 3.3·10¹² parameters), far
+// beyond any machine's memory, which CheckSample and CheckTrain refuse.
+const maxHidden = 1 << 20
+
 func musicTask(o Options, name string, beta float64, trains bool) (*Task, error) {
+	if o.Hidden < 0 || o.Hidden > maxHidden {
+		return nil, fmt.Errorf("--hidden must be between 1 and %d, got %d", maxHidden, o.Hidden)
+	}
 	ds, err := loadMusic(o.DataDir, name)
 	if err != nil {
 		return nil, err
@@ -99,7 +108,8 @@ func musicTask(o Options, name string, beta float64, trains bool) (*Task, error)
 	}
 	perEpoch := len(ds.Train)
 	task := &Task{
-		Dim: dim,
+		Dim:    dim,
+		hidden: h,
 		NewTarget: func(k int, noise float64) (tasks.Target, error) {
 			if noise > 0 {
 				return nil, errNoNoise

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
+)
+
+// helpOf runs the command with args, which must ask for help, and returns
+// what it printed on standard output.
+func helpOf(t *testing.T, args ...string) string {
+	t.Helper()
+	r, w, _ := os.Pipe()
+	old := os.Stdout
+	os.Stdout = w
+	err := run(context.Background(), args)
+	w.Close()
+	os.Stdout = old
+	b, _ := io.ReadAll(r)
+	if !errors.Is(err, pflag.ErrHelp) {
+		t.Errorf("%v: error %v, want pflag.ErrHelp (status 0)", args, err)
+	}
+	return string(b)
+}
+
+// TestHelpListsFiguresAndArguments is the regression test of "figures
+// --help", "-h" and "help" failing as unknown figures: they print the
+// command's description and its figures, and each figure's help (asked
+// for either way) starts with its description and lists its NAME=DIR
+// arguments.
+func TestHelpListsFiguresAndArguments(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"-help"}, {"help"}} {
+		got := helpOf(t, args...)
+		if !strings.HasPrefix(got, "figures: draws the experiments' figures and tables") {
+			t.Errorf("%v: help does not start with the description:\n%s", args, got)
+		}
+		for _, f := range []string{"curves", "trajectories", "nets", "table"} {
+			if !strings.Contains(got, "\n  "+f+" ") {
+				t.Errorf("%v: help does not list %s:\n%s", args, f, got)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		figure string
+		want   []string
+	}{
+		{"curves", []string{"Usage: figures curves [flags] --out FIG NAME=DIR[,DIR...]...", "  NAME=DIR  ", "  NAME=DIR1,DIR2,...  ", "--metric string"}},
+		{"table", []string{"Usage: figures table [flags] NAME=DIR[,DIR...]...", "  NAME=DIR  ", "  NAME=DIR1,DIR2,...  ", "--steps ints"}},
+		{"trajectories", []string{"Usage: figures trajectories [flags] --out FIG NAME=DIR...", "  NAME=DIR  a run", "--task string"}},
+		{"nets", []string{"Usage: figures nets [flags] --meta sampler.json --out DIR", "--meta string"}},
+	} {
+		for _, args := range [][]string{{tc.figure, "--help"}, {tc.figure, "-h"}, {"help", tc.figure}} {
+			got := helpOf(t, args...)
+			if first, _, _ := strings.Cut(got, "\n"); !strings.HasPrefix(first, "figures "+tc.figure+": ") || len(first) < 30 {
+				t.Errorf("%v: first line %q is not a description", args, first)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%v: help lacks %q:\n%s", args, w, got)
+				}
+			}
+		}
+	}
+	var ue *cli.UsageError
+	if err := run(context.Background(), []string{"help", "pie"}); !errors.As(err, &ue) {
+		t.Errorf("help of an unknown figure: %v, want a usage error", err)
+	}
+}
+
+// TestMissingColumnsAreUsageErrors is the regression test of "figures table
+// -metric nosuch -steps 1000 A=DIR", which panicked: a metric or a column
+// that a run's CSV lacks is a usage error naming the file and what it has.
+func TestMissingColumnsAreUsageErrors(t *testing.T) {
+	a := fakeRun(t, 1, 0.5, `{}`)
+	trace20 := t.TempDir()
+	os.WriteFile(filepath.Join(trace20, "trace.csv"), []byte("step,chain,theta_0,theta_1,theta_2\n1,0,1,2,3\n"), 0o644)
+	noTheta := t.TempDir()
+	os.WriteFile(filepath.Join(noTheta, "trace.csv"), []byte("step,chain\n1,0\n"), 0o644)
+	fig := filepath.Join(t.TempDir(), "fig")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"table", "-metric", "nosuch", "-steps", "1000", "A=" + a}, `metrics.csv has no column "nosuch": give -metric one of kl`},
+		{[]string{"table", "-metric", "nosuch", "-steps", "10", "A=" + a + "," + a}, `has no column "nosuch"`},
+		{[]string{"curves", "-metric", "nosuch", "-out", fig, "A=" + a}, `metrics.csv has no column "nosuch": give -metric one of kl`},
+		{[]string{"trajectories", "-out", fig, "A=" + trace20}, "does not hold 2-D positions"},
+		{[]string{"trajectories", "-out", fig, "A=" + noTheta}, "does not hold 2-D positions"},
+	} {
+		err := run(context.Background(), tc.args)
+		var ue *cli.UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: error %v, want a one-line usage error with %q", tc.args, err, tc.want)
+		}
+	}
+	// without -steps the metric is not read: the summaries still print
+	out := capture(t, func() error { return run(context.Background(), []string{"table", "-metric", "nosuch", "A=" + a}) })
+	if !strings.Contains(out, "| A |") {
+		t.Errorf("table without steps:\n%s", out)
+	}
+}

@@ -1,0 +1,11 @@
+package catalog
+
+import (
+	"os"
+	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
+)
+
+// TestMain runs the tests and names those skipped for want of data.
+func TestMain(m *testing.M) { os.Exit(datatest.Main(m)) }

@@ -1,0 +1,35 @@
+package catalog
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+)
+
+// TestToySettingsAreTheDefaultNNConfig ties the Gaussian tasks' NNSGHMC
+// settings (sampling and meta-training) to samplers.DefaultNNConfig, the
+// paper's toy settings, so that neither drifts from the other.
+func TestToySettingsAreTheDefaultNNConfig(t *testing.T) {
+	def := samplers.DefaultNNConfig(0.01, rand.New(rand.NewPCG(1, 1)))
+	for _, name := range []string{"gaussian10", "gaussian20", "gaussian2d"} {
+		task, err := New(name, DefaultOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := task.Defaults
+		cfg := d.NN
+		cfg.StepSize, cfg.Gamma, cfg.Q, cfg.D = def.StepSize, d.Gamma, def.Q, def.D
+		if cfg != def || !slices.Equal(d.QHidden, []int{40, 40}) || !slices.Equal(d.DHidden, []int{40, 40}) {
+			t.Errorf("%s: settings %+v, hidden %v and %v; DefaultNNConfig has %+v and 40×40 networks", name, d.NN, d.QHidden, d.DHidden, def)
+		}
+		if tr := task.Training; tr != nil {
+			cfg := tr.NN
+			cfg.StepSize, cfg.Gamma, cfg.Q, cfg.D = tr.StepSize, def.Gamma, def.Q, def.D
+			if cfg != def {
+				t.Errorf("%s training: settings %+v (η %v); DefaultNNConfig has %+v", name, tr.NN, tr.StepSize, def)
+			}
+		}
+	}
+}
