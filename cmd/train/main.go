@@ -8,7 +8,10 @@
 // (the loss's energy term and gradient norm against steps) and config.json
 // (the resolved flags and training settings). `--resume DIR` continues an
 // interrupted run and gives the same result as an uninterrupted one; Ctrl-C
-// writes a checkpoint and exits.
+// (SIGINT) or SIGTERM writes a checkpoint and exits with status 130 or 143.
+// A directory that another run is writing is refused (a lock file, .lock,
+// marks it). When standard error is not a terminal, a line per epoch reports
+// progress and the time left.
 package main
 
 import (
@@ -17,7 +20,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 
@@ -31,14 +33,9 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := cli.NotifyContext(context.Background())
 	defer stop()
-	err := run(ctx, os.Args[1:])
-	if errors.Is(err, train.ErrInterrupted) {
-		fmt.Fprintln(os.Stderr, "train: interrupted:", err)
-		os.Exit(130)
-	}
-	cli.Exit("train", err)
+	cli.Exit("train", cli.Interrupted(ctx, run(ctx, os.Args[1:])))
 }
 
 type options struct {
@@ -68,7 +65,7 @@ func run(ctx context.Context, args []string) error {
 	fs.Float64Var(&o.stepSize, "step-size", 0, "step size η of the unrolled sampler (default: the task's)")
 	fs.Float64Var(&o.lr, "lr", 0, "Adam learning rate of both networks (default: the task's)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar, nor progress lines when standard error is not a terminal")
 	fs.Uint64Var(&o.target.TargetSeed, "target-seed", catalog.DefaultOptions.TargetSeed, "seed of generated targets (the toy covariances)")
 	fs.StringVar(&o.target.DataDir, "data-dir", "", "data directory (default: $METASGMCMC_DATA, else ./data)")
 	fs.BoolVar(&o.target.Download, "download", false, "MNIST tasks: fetch missing data files from their canonical location, verified by sha256")
@@ -137,6 +134,11 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
+	out, err := cli.OpenOutDir(o.out) // held to the end: no other run writes there meanwhile
+	if err != nil {
+		return err
+	}
+	defer out.Close()
 	checkpoint := filepath.Join(o.out, "checkpoint.json")
 	if o.resume != "" {
 		cp, err := train.ReadCheckpoint(checkpoint)
@@ -161,7 +163,7 @@ func run(ctx context.Context, args []string) error {
 		return cli.WriteFile(checkpoint, cp.Encode)
 	}
 	bar := cli.NewProgress(tr.Unrolls(), "train "+o.task, o.quiet, os.Stderr)
-	bar.Add(tr.Completed())
+	bar.Skip(tr.Completed())
 	err = tr.Run(ctx, func(r train.Row) {
 		bar.Describe(fmt.Sprintf("train %s epoch %d %s energy %.4g", o.task, r.Epoch, r.Loss, r.Energy))
 		if r.Loss == cfgLastLoss(cfg) {
@@ -171,6 +173,7 @@ func run(ctx context.Context, args []string) error {
 		if err := writeCheckpoint(); err != nil {
 			return err
 		}
+		bar.Log(tr.Completed(), epochLine(tr, cfg))
 		return writeRows(o.out, tr.Rows())
 	})
 	bar.Finish()
@@ -203,7 +206,11 @@ func run(ctx context.Context, args []string) error {
 		info["init"] = o.init
 	}
 	f := samplers.NewSamplerFile(trained, info)
-	return cli.WriteFile(filepath.Join(o.out, "sampler.json"), f.Encode)
+	if err := cli.WriteFile(filepath.Join(o.out, "sampler.json"), f.Encode); err != nil {
+		return err
+	}
+	bar.Note("outputs in " + o.out)
+	return nil
 }
 
 // quickHidden is the GRU width of --preset quick.
