@@ -33,7 +33,7 @@ if [ "${1:-}" = beta ]; then
 	for b in ${BETAS:-0 -1 -1.5 -2 -3 -4 -5 -6}; do
 		out="$runs/piano-beta$b-$seed"
 		[ -f "$out/summary.json" ] || "$runs/sample" --flagfile experiments/piano-gru/nnsghmc.flags --beta "$b" --valid \
-			--seed "$seed" --quiet --steps $steps --eval-every $every --out "$out" || true
+			--seed "$seed" --quiet --force --steps $steps --eval-every $every --out "$out" || true
 		[ -f "$out/summary.json" ] && args+=("β $b=$out")
 	done
 	at=$(seq -s, $every $every $steps)
@@ -74,7 +74,7 @@ for set in $sets; do
 		steps=$((data_epochs * n)) every=$((n / evals))
 		[ -n "${STEPS:-}" ] && steps=$STEPS every=$((STEPS / evals))
 		"$runs/sample" --flagfile "experiments/$set-gru/$s.flags" --seed "$seed" --quiet \
-			--steps $steps --eval-every $every --out "$out" || true
+			--force --steps $steps --eval-every $every --out "$out" || true
 	done
 done
 

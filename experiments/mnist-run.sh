@@ -29,7 +29,7 @@ for s in $samplers; do
 		for seed in $seeds; do
 			out="$runs/$e-$s-$seed"
 			[ -f "$out/summary.json" ] && continue
-			"$runs/sample" --flagfile experiments/mnist-$e/$s.flags --float32 --seed "$seed" --quiet --out "$out" || true
+			"$runs/sample" --flagfile experiments/mnist-$e/$s.flags --float32 --seed "$seed" --quiet --force --out "$out" || true
 		done
 	done
 done

@@ -7,6 +7,13 @@
 // it was built from), metrics.png/.svg (the metrics against steps) and, with
 // --trace N, trace.csv with every position of the first N chains. All files
 // are written atomically. Flags may also come from --flagfile FILE.
+//
+// An --out that holds a run is refused unless --force, which deletes that
+// run's files first; a directory that another run is writing is refused
+// (a lock file, .lock, marks it). SIGINT or SIGTERM stops the run: it
+// writes its outputs so far, with the error in summary.json, and exits
+// with status 130 or 143. When standard error is not a terminal, a line
+// per evaluation reports progress and the time left.
 package main
 
 import (
@@ -16,7 +23,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -32,9 +38,9 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := cli.NotifyContext(context.Background())
 	defer stop()
-	cli.Exit("sample", run(ctx, os.Args[1:]))
+	cli.Exit("sample", cli.Interrupted(ctx, run(ctx, os.Args[1:])))
 }
 
 // options are the command's flags.
@@ -46,7 +52,7 @@ type options struct {
 	warmupStepSize, warmupLR        float64
 	alphaCoef, sghmcAlpha           float64
 	seed                            uint64
-	quiet, float32                  bool
+	quiet, float32, force           bool
 	target                          catalog.Options
 	nn                              nnFlags
 	psgldDecay, psgldLambda         float64
@@ -78,7 +84,8 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.meta, "meta", "", "trained NNSGHMC sampler file (default: seeded random networks)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
 	fs.StringVar(&o.out, "out", "", "output directory (required)")
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&o.force, "force", false, "replace the run already in --out: its files are deleted first")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar, nor progress lines when standard error is not a terminal")
 	fs.IntVar(&o.trace, "trace", 0, "write every position of the first N chains to trace.csv")
 	fs.Uint64Var(&o.target.TargetSeed, "target-seed", catalog.DefaultOptions.TargetSeed, "seed of generated targets (the toy covariances)")
 	fs.Float64Var(&o.target.TargetScale, "target-scale", catalog.DefaultOptions.TargetScale, "scale s of the 20-D Gaussian's L = s·N(0,1)")
@@ -116,9 +123,6 @@ func run(ctx context.Context, args []string) error {
 	if err := task.CheckSample(o.chains, o.steps, o.evalEvery, o.trace); err != nil {
 		return cli.Usagef("%v", err)
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return err
-	}
 
 	target, err := task.NewTarget(o.chains, o.noise)
 	if err != nil {
@@ -140,6 +144,14 @@ func run(ctx context.Context, args []string) error {
 	}
 	if c, ok := mon.(io.Closer); ok {
 		defer c.Close()
+	}
+	out, err := cli.OpenOutDir(o.out) // only now: no usage error leaves a directory behind
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	if err := out.Replace("sample", o.force, outputFiles...); err != nil {
+		return err
 	}
 
 	rng := rand.New(rand.NewPCG(o.seed, 0x73616d706c65)) // "sample"
@@ -166,6 +178,9 @@ func run(ctx context.Context, args []string) error {
 	for step := 1; step <= o.steps; step++ {
 		if ctx.Err() != nil {
 			runErr = errors.New("interrupted")
+			if s := cli.Signal(ctx); s != nil {
+				runErr = fmt.Errorf("interrupted by %s", cli.SignalName(s))
+			}
 			break
 		}
 		if runErr = kernel.Step(rng, st); runErr != nil {
@@ -211,6 +226,7 @@ func run(ctx context.Context, args []string) error {
 			if len(ms) > 0 {
 				bar.Describe(fmt.Sprintf("%s %s=%.4g", label, ms[0].Name, ms[0].Value))
 			}
+			bar.Log(step, metricsLine(ms))
 		}
 		bar.Add(1)
 	}
@@ -248,6 +264,7 @@ func run(ctx context.Context, args []string) error {
 	if runErr != nil {
 		return fmt.Errorf("%s after %d steps (outputs so far written to %s)", runErr, steps, o.out)
 	}
+	bar.Note("outputs in " + o.out)
 	return nil
 }
 
@@ -307,7 +324,7 @@ func (o *options) resolve(fs *pflag.FlagSet, task *catalog.Task) error {
 		return cli.Usagef("--steps must be positive, got %d", o.steps)
 	case o.evalEvery < 1:
 		return cli.Usagef("--eval-every must be positive, got %d", o.evalEvery)
-	case o.noise < 0:
+	case !(o.noise >= 0):
 		return cli.Usagef("--noise must be non-negative, got %v", o.noise)
 	case o.trace < 0:
 		return cli.Usagef("--trace must be non-negative, got %d", o.trace)

@@ -4,11 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 )
@@ -152,5 +158,215 @@ func TestDivergenceIsReportedNotPrinted(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
 	if !strings.Contains(string(b), "diverged") {
 		t.Errorf("summary.json does not report the divergence:\n%s", b)
+	}
+}
+
+// small is a quick NNSGHMC run on the toy Gaussian.
+var small = []string{"-task", "gaussian20", "-sampler", "nnsghmc", "-chains", "4", "-steps", "30",
+	"-eval-every", "10", "-q-hidden", "5", "-d-hidden", "5", "-seed", "3", "-quiet"}
+
+// TestOutRefusesAnExistingRunUnlessForce: a second run into an --out that
+// holds a run is refused and leaves it alone; with --force it replaces the
+// run, and no file of the old one (trace.csv) stays beside the new.
+func TestOutRefusesAnExistingRunUnlessForce(t *testing.T) {
+	out := t.TempDir()
+	if err := run(context.Background(), append(small, "-trace", "2", "-out", out)); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	code, stderr := command(t, append(small, "-seed", "4", "-out", out)...)
+	want := "sample: error: " + out + " already holds a sample run (metrics.csv, metrics.png, metrics.svg and 2 more); give --force to replace it, or choose another --out\n"
+	if code != 2 || stderr != want {
+		t.Errorf("second run: status %d, stderr %q; want 2, %q", code, stderr, want)
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, "summary.json")); !bytes.Equal(before, after) {
+		t.Error("the refused run changed summary.json")
+	}
+	if err := run(context.Background(), append(small, "-seed", "4", "-force", "-out", out)); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	entries, _ := os.ReadDir(out)
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if got := strings.Join(names, " "); got != "metrics.csv metrics.png metrics.svg summary.json" {
+		t.Errorf("after --force: %s", got)
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	if !strings.Contains(string(b), `"seed": 4`) {
+		t.Errorf("summary.json is not the new run's:\n%s", b)
+	}
+}
+
+// TestUsageErrorsLeaveNoOutDir: every usage error, also those found only
+// when the sampler is built, is reported before --out is created; NaN and
+// infinite values of float flags are refused.
+func TestUsageErrorsLeaveNoOutDir(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-noise", "NaN"}, "--noise must be a finite number, got NaN"},
+		{[]string{"-noise", "-1"}, "--noise must be non-negative"},
+		{[]string{"-noise", "Inf"}, "--noise must be a finite number, got +Inf"},
+		{[]string{"-target-scale", "NaN"}, "--target-scale must be a finite number"},
+		{[]string{"-target-scale", "0"}, "target scale must be positive"},
+		{[]string{"-step-size", "Inf"}, "--step-size must be a finite number"},
+		{[]string{"-sampler", "psgld", "-lr", "NaN"}, "--lr must be a finite number"},
+		{[]string{"-sampler", "sghmc", "-friction", "-Inf"}, "--friction must be a finite number"},
+		{[]string{"-sampler", "psgld", "-psgld-decay", "1.5"}, "pSGLD decay must be in [0, 1)"},
+		{[]string{"-alpha", "-1"}, "NNSGHMC alpha"},
+		{[]string{"-beta", "NaN"}, "--beta must be a finite number"},
+		{[]string{"-gamma", "approx"}, `unknown gamma "approx"`},
+		{[]string{"-meta", "none.json"}, "cannot read sampler file"},
+		{[]string{"-task", "nope"}, `unknown task "nope"`},
+	}
+	root := t.TempDir()
+	for i, tc := range tests {
+		out := filepath.Join(root, strconv.Itoa(i), "out")
+		code, stderr := command(t, append(tc.args, "-steps", "3", "-out", out)...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: status %d, stderr %q; want status 2 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+		if _, err := os.Stat(filepath.Join(root, strconv.Itoa(i))); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v: left a directory behind (%v)", tc.args, err)
+		}
+	}
+}
+
+// TestRepeatedFlagFiles: every --flagfile applies, in order, the command
+// line overriding them; a binary flag file gets a one-line error naming it.
+func TestRepeatedFlagFiles(t *testing.T) {
+	dir := t.TempDir()
+	base, over, bin := filepath.Join(dir, "base.flags"), filepath.Join(dir, "over.flags"), filepath.Join(dir, "bin.flags")
+	os.WriteFile(base, []byte("--task gaussian20\n--chains 3\n--steps 30\n--eval-every 10\n--q-hidden 5\n--d-hidden 5\n"), 0o644)
+	os.WriteFile(over, []byte("--steps 20\n--seed 7\n"), 0o644)
+	os.WriteFile(bin, []byte{0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0x03, '\n', 0xff, 0xfe, 0x1b, '[', '2', 'J'}, 0o644)
+	out := filepath.Join(dir, "out")
+	if err := run(context.Background(), []string{"-flagfile", base, "-flagfile", over, "-seed", "8", "-quiet", "-out", out}); err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Chains, Steps int
+		Seed          uint64
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err := json.Unmarshal(b, &sum); err != nil || sum.Chains != 3 || sum.Steps != 20 || sum.Seed != 8 {
+		t.Errorf("summary: %+v (%v); want 3 chains from the first file, 20 steps from the second, seed 8 from the command line", sum, err)
+	}
+	code, stderr := command(t, "-flagfile", base, "-flagfile", bin, "-out", filepath.Join(dir, "bin"))
+	want := "sample: error: flag file " + bin + " is not a text file (byte 0 is 0x1f); a flag file holds one flag per line, as --name=value\n"
+	if code != 2 || stderr != want {
+		t.Errorf("binary flag file: status %d, stderr %q; want 2, %q", code, stderr, want)
+	}
+}
+
+// started is a command running in the background.
+type started struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+}
+
+// start starts the command with args in the background.
+func start(t *testing.T, args ...string) *started {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "SAMPLE_RUN_MAIN=1")
+	s := &started{cmd: cmd, stderr: new(bytes.Buffer)}
+	cmd.Stderr = s.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return s
+}
+
+// waitFor waits until path exists.
+func waitFor(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s did not appear", path)
+}
+
+// long is a run that takes minutes: tests stop it.
+var long = []string{"-task", "gaussian20", "-sampler", "sgld", "-chains", "4", "-steps", "100000000", "-eval-every", "100"}
+
+// TestSignalsStopWithASummary: SIGINT and SIGTERM stop a run, which writes
+// its summary with the error and exits with 130 and 143; while it runs, a
+// second run into the same --out is refused with a line naming the
+// directory and the first run's PID; the log (stderr is not a terminal)
+// reports progress and where the outputs are.
+func TestSignalsStopWithASummary(t *testing.T) {
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		name string
+		code int
+	}{{syscall.SIGINT, "SIGINT", 130}, {syscall.SIGTERM, "SIGTERM", 143}} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			first := start(t, append(long, "-out", out)...)
+			waitFor(t, filepath.Join(out, "metrics.csv"))
+
+			code, stderr := command(t, append(small, "-out", out)...)
+			want := fmt.Sprintf("sample: error: %s is in use by another run (PID %d on ", out, first.cmd.Process.Pid)
+			if code != 1 || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("second run: status %d, stderr %q; want 1 and %q...", code, stderr, want)
+			}
+
+			first.cmd.Process.Signal(tc.sig)
+			err := first.cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != tc.code {
+				t.Fatalf("stopped by %s: %v; want status %d", tc.name, err, tc.code)
+			}
+			lines := strings.Split(strings.TrimSpace(first.stderr.String()), "\n")
+			last := lines[len(lines)-1]
+			if !regexp.MustCompile(`^sample: interrupted by ` + tc.name + ` after [0-9]+ steps \(outputs so far written to ` + regexp.QuoteMeta(out) + `\)$`).MatchString(last) {
+				t.Errorf("last line of stderr: %q", last)
+			}
+			if len(lines) < 2 || !regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d SGLD: 100/100000000 \(0%\), .* elapsed, ETA .*: kl=`).MatchString(lines[0]) {
+				t.Errorf("no progress line in the log:\n%s", first.stderr)
+			}
+			var sum map[string]any
+			b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+			if err := json.Unmarshal(b, &sum); err != nil || sum["error"] != "interrupted by "+tc.name {
+				t.Errorf("summary.json: error %q (%v)", sum["error"], err)
+			}
+			if _, err := os.Stat(filepath.Join(out, ".lock")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("lock file left behind: %v", err)
+			}
+		})
+	}
+}
+
+// TestLogWhenNotATerminal: without a terminal, a run logs its progress and,
+// at the end, where its outputs are.
+func TestLogWhenNotATerminal(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	args := append(append([]string{}, small[:len(small)-1]...), "-out", out) // without -quiet
+	code, stderr := command(t, args...)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if code != 0 || len(lines) < 3 {
+		t.Fatalf("status %d, stderr:\n%s", code, stderr)
+	}
+	stamp := `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d NNSGHMC: `
+	for i, re := range []string{
+		stamp + `10/30 \(33%\), .* elapsed, ETA .*: kl=\S+$`,
+		stamp + `finished 30/30 \(100%\), .* elapsed$`,
+		stamp + `outputs in ` + regexp.QuoteMeta(out) + `$`,
+	} {
+		j := []int{0, len(lines) - 2, len(lines) - 1}[i]
+		if !regexp.MustCompile(re).MatchString(lines[j]) {
+			t.Errorf("line %d %q does not match %s", j+1, lines[j], re)
+		}
+	}
+	if code, stderr := command(t, append(small, "-out", filepath.Join(t.TempDir(), "q"))...); code != 0 || stderr != "" {
+		t.Errorf("-quiet: status %d, stderr %q", code, stderr)
 	}
 }

@@ -10,8 +10,11 @@
 // interrupted run with the flags in DIR/config.json and gives the same
 // result, bit for bit, as an uninterrupted one; flags given beside it must
 // agree with the run's, but --epochs (to extend a run or end it at its
-// checkpoint), --quiet and the data directory. Ctrl-C writes a checkpoint
-// and exits.
+// checkpoint), --quiet and the data directory. Ctrl-C (SIGINT) or SIGTERM
+// writes a checkpoint and exits with status 130 or 143. A directory that
+// another run is writing is refused (a lock file, .lock, marks it). When
+// standard error is not a terminal, a line per epoch reports progress and
+// the time left.
 package main
 
 import (
@@ -22,7 +25,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -37,14 +39,9 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := cli.NotifyContext(context.Background())
 	defer stop()
-	err := run(ctx, os.Args[1:])
-	if errors.Is(err, train.ErrInterrupted) {
-		fmt.Fprintln(os.Stderr, "train: interrupted:", err)
-		os.Exit(130)
-	}
-	cli.Exit("train", err)
+	cli.Exit("train", cli.Interrupted(ctx, run(ctx, os.Args[1:])))
 }
 
 type options struct {
@@ -74,7 +71,7 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.Float64Var(&o.stepSize, "step-size", 0, "step size η of the unrolled sampler (default: the task's)")
 	fs.Float64Var(&o.lr, "lr", 0, "Adam learning rate of both networks (default: the task's)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar, nor progress lines when standard error is not a terminal")
 	fs.Uint64Var(&o.target.TargetSeed, "target-seed", catalog.DefaultOptions.TargetSeed, "seed of generated targets (the toy covariances)")
 	fs.StringVar(&o.target.DataDir, "data-dir", "", "data directory (default: $METASGMCMC_DATA, else ./data)")
 	fs.BoolVar(&o.target.Download, "download", false, "MNIST tasks: fetch missing data files from their canonical location, verified by sha256")
@@ -152,6 +149,11 @@ func run(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
+	out, err := cli.OpenOutDir(o.out) // held to the end: no other run writes there meanwhile
+	if err != nil {
+		return err
+	}
+	defer out.Close()
 	checkpoint := filepath.Join(o.out, "checkpoint.json")
 	var saved *train.Position // where the last checkpoint on disk stands
 	if resumed != nil {
@@ -190,7 +192,7 @@ func run(ctx context.Context, args []string) (err error) {
 		return nil
 	}
 	bar := cli.NewProgress(tr.Unrolls(), "train "+o.task, o.quiet, os.Stderr)
-	bar.Add(tr.Completed())
+	bar.Skip(tr.Completed())
 	err = tr.Run(ctx, func(r train.Row) {
 		bar.Describe(fmt.Sprintf("train %s epoch %d %s energy %.4g", o.task, r.Epoch, r.Loss, r.Energy))
 		if r.Loss == cfgLastLoss(cfg) {
@@ -200,6 +202,7 @@ func run(ctx context.Context, args []string) (err error) {
 		if err := writeCheckpoint(); err != nil {
 			return err
 		}
+		bar.Log(tr.Completed(), epochLine(tr, cfg))
 		return writeRows(o.out, tr.Rows())
 	})
 	bar.Finish()
@@ -232,7 +235,11 @@ func run(ctx context.Context, args []string) (err error) {
 		info["init"] = o.init
 	}
 	f := samplers.NewSamplerFile(trained, info)
-	return cli.WriteFile(filepath.Join(o.out, "sampler.json"), f.Encode)
+	if err := cli.WriteFile(filepath.Join(o.out, "sampler.json"), f.Encode); err != nil {
+		return err
+	}
+	bar.Note("outputs in " + o.out)
+	return nil
 }
 
 // quickHidden is the GRU width of --preset quick.

@@ -10,9 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
@@ -498,6 +503,124 @@ func TestUsageErrorLeavesNoOutput(t *testing.T) {
 		}
 		if _, serr := os.Stat(out); !errors.Is(serr, os.ErrNotExist) {
 			t.Errorf("%v: --out exists after a usage error (%v)", args, serr)
+		}
+	}
+}
+
+// TestUsageErrorsLeaveNoOutDir: usage errors, NaN and infinite values of
+// float flags among them, are reported before --out is created.
+func TestUsageErrorsLeaveNoOutDir(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-lr", "Inf"}, "--lr must be a finite number, got +Inf"},
+		{[]string{"-lr", "NaN"}, "--lr must be a finite number, got NaN"},
+		{[]string{"-step-size", "-Inf"}, "--step-size must be a finite number, got -Inf"},
+		{[]string{"-target-scale", "NaN"}, "--target-scale must be a finite number"},
+		{[]string{"-lr", "-1"}, "--lr: invalid value -1"},
+		{[]string{"-epochs", "0"}, "--epochs: invalid value"},
+		{[]string{"-task", "nope"}, `unknown task "nope"`},
+		{[]string{"-init", "none.json"}, "--init: cannot read sampler file"},
+	}
+	root := t.TempDir()
+	for i, tc := range tests {
+		top := filepath.Join(root, strconv.Itoa(i))
+		args := append(append(append([]string{}, small...), tc.args...), "-out", filepath.Join(top, "out"))
+		code, stderr := command(t, args...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: status %d, stderr %q; want status 2 and one line with %q", tc.args, code, stderr, tc.want)
+		}
+		if _, err := os.Stat(top); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v: left a directory behind (%v)", tc.args, err)
+		}
+	}
+	// --resume of a directory that does not exist creates none
+	none := filepath.Join(root, "none", "run")
+	if code, stderr := command(t, "-resume", none); code != 2 || !strings.Contains(stderr, "cannot read checkpoint") {
+		t.Errorf("--resume %s: status %d, stderr %q", none, code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(root, "none")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--resume left a directory behind (%v)", err)
+	}
+}
+
+// TestSignalsWriteACheckpoint: SIGINT and SIGTERM stop training with a
+// checkpoint and exit with 130 and 143; while it runs, a second process on
+// the same directory is refused with a line naming it and the first
+// process's PID.
+func TestSignalsWriteACheckpoint(t *testing.T) {
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		name string
+		code int
+	}{{syscall.SIGINT, "SIGINT", 130}, {syscall.SIGTERM, "SIGTERM", 143}} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			cmd := exec.Command(os.Args[0], append(small, "-epochs", "100000", "-out", out)...)
+			cmd.Env = append(os.Environ(), "TRAIN_RUN_MAIN=1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { cmd.Process.Kill(); cmd.Wait() }()
+			checkpoint := filepath.Join(out, "checkpoint.json")
+			for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				if _, err := os.Stat(checkpoint); err == nil {
+					break
+				} else if time.Now().After(deadline) {
+					t.Fatal("no checkpoint after a minute")
+				}
+			}
+
+			code, second := command(t, append(small, "-epochs", "1", "-resume", out)...)
+			want := fmt.Sprintf("train: error: %s is in use by another run (PID %d on ", out, cmd.Process.Pid)
+			if code != 1 || !strings.HasPrefix(second, want) || strings.Count(second, "\n") != 1 {
+				t.Errorf("second process: status %d, stderr %q; want 1 and %q...", code, second, want)
+			}
+
+			cmd.Process.Signal(tc.sig)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != tc.code {
+				t.Fatalf("stopped by %s: %v; want status %d", tc.name, err, tc.code)
+			}
+			want = fmt.Sprintf("train: %s: training interrupted: checkpoint written to %s; continue with --resume %s and the same flags\n", tc.name, checkpoint, out)
+			if stderr.String() != want {
+				t.Errorf("stderr %q, want %q", stderr.String(), want)
+			}
+			if _, err := train.ReadCheckpoint(checkpoint); err != nil {
+				t.Error(err)
+			}
+			if _, err := os.Stat(filepath.Join(out, ".lock")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("lock file left behind: %v", err)
+			}
+		})
+	}
+}
+
+// TestLogWhenNotATerminal: without a terminal, training logs a line per
+// epoch with progress and time left, and at the end where its outputs are.
+func TestLogWhenNotATerminal(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	args := append(slices.DeleteFunc(append([]string{}, small...), func(a string) bool { return a == "-quiet" }), "-out", out)
+	code, stderr := command(t, args...)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	stamp := `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d train gaussian10: `
+	want := []string{
+		stamp + `2/4 \(50%\), .* elapsed, ETA .*: epoch 1/2, \S+ energy \S+$`,
+		stamp + `4/4 \(100%\), .* elapsed: epoch 2/2, \S+ energy \S+$`,
+		stamp + `finished 4/4 \(100%\), .* elapsed$`,
+		stamp + `outputs in ` + regexp.QuoteMeta(out) + `$`,
+	}
+	if code != 0 || len(lines) != len(want) {
+		t.Fatalf("status %d, stderr:\n%s", code, stderr)
+	}
+	for i, re := range want {
+		if !regexp.MustCompile(re).MatchString(lines[i]) {
+			t.Errorf("line %d %q does not match %s", i+1, lines[i], re)
 		}
 	}
 }

@@ -34,7 +34,10 @@ func Usagef(format string, args ...any) error {
 // message" as one line on standard error (the lines of a multi-line message
 // are joined with "; ") and exits with status 2 if err is or wraps a
 // *UsageError, as every error from Parse but ErrHelp does, and with status 1
-// for any other failure. An empty prog stands for the base name of
+// for any other failure. An *InterruptError (see Interrupted) is printed as
+// "prog: message", the message prefixed with the signal's name (as
+// "SIGTERM: ") unless it begins "interrupted by SIGTERM", and exits with 128 plus the
+// signal's number: 130 for SIGINT, 143 for SIGTERM. An empty prog stands for the base name of
 // os.Args[0].
 func Exit(prog string, err error) {
 	if prog == "" {
@@ -52,6 +55,14 @@ func Exit(prog string, err error) {
 func exitMessage(prog string, err error) (string, int) {
 	if err == nil || errors.Is(err, pflag.ErrHelp) {
 		return "", 0
+	}
+	var ie *InterruptError
+	if errors.As(err, &ie) {
+		msg, name := oneLine(err.Error()), SignalName(ie.Signal)
+		if !strings.HasPrefix(msg, "interrupted by "+name) {
+			msg = name + ": " + msg
+		}
+		return prog + ": " + msg, signalStatus(ie.Signal)
 	}
 	code := 1
 	var ue *UsageError

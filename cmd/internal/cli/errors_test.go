@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -24,6 +25,10 @@ func TestExitMessage(t *testing.T) {
 		{"usage wrapping", Usagef("reading data: %w", os.ErrNotExist), "prog: error: reading data: file does not exist", 2},
 		{"failure", errors.New("out of memory"), "prog: error: out of memory", 1},
 		{"multi-line", errors.Join(errors.New("first"), errors.New(" second \n")), "prog: error: first; second", 1},
+		{"SIGINT", &InterruptError{Signal: os.Interrupt, Err: errors.New("training interrupted: checkpoint written")}, "prog: SIGINT: training interrupted: checkpoint written", 130},
+		{"SIGTERM", &InterruptError{Signal: syscall.SIGTERM, Err: errors.New("interrupted by SIGTERM after 5 steps")}, "prog: interrupted by SIGTERM after 5 steps", 143},
+		{"signal name elsewhere", &InterruptError{Signal: syscall.SIGTERM, Err: errors.New("stopped; see /tmp/SIGTERM")}, "prog: SIGTERM: stopped; see /tmp/SIGTERM", 143},
+		{"wrapped SIGTERM", fmt.Errorf("run: %w", &InterruptError{Signal: syscall.SIGTERM, Err: Usagef("x")}), "prog: SIGTERM: run: x", 143},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -221,6 +222,12 @@ func TestParseErrors(t *testing.T) {
 			want: `flag file FILE line 1: expected a flag, got "= 3"`,
 		},
 		{
+			name: "long line shortened",
+			file: "--" + strings.Repeat("x", 100) + "=1\n",
+			args: []string{"--flagfile", "FILE"},
+			want: "flag file FILE line 1: unknown flag --" + strings.Repeat("x", 58) + "…",
+		},
+		{
 			name: "missing flag file",
 			args: []string{"--flagfile", "FILE.missing"},
 			want: "cannot read flag file FILE.missing: no such file or directory",
@@ -349,5 +356,134 @@ func TestParseAcceptsSingleDashLongFlags(t *testing.T) {
 	}
 	if *task != "gaussian20" || *beta != -1.5 || *steps != 7 || fs.Arg(0) != "-x" {
 		t.Errorf("got task %q, beta %v, steps %d, args %q", *task, *beta, *steps, fs.Args())
+	}
+	// a value that looks like a flag stays a value
+	if err := Parse(fs, []string{"-task", "-odd", "-beta=-2"}); err != nil {
+		t.Fatal(err)
+	}
+	if *task != "-odd" || *beta != -2 {
+		t.Errorf("got task %q, beta %v", *task, *beta)
+	}
+}
+
+// TestParseFlagFilesInOrder: --flagfile given more than once applies every
+// file in order, a later file overriding an earlier one (a slice flag takes
+// the later file's values alone), and the command line overrides them all.
+func TestParseFlagFilesInOrder(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.flags")
+	over := filepath.Join(dir, "over.flags")
+	os.WriteFile(base, []byte("--steps=3\n--lr=0.5\n--tags=a\n--tags=b\n--out=base.csv\n"), 0o644)
+	os.WriteFile(over, []byte("--steps=4\n--tags=c\n--verbose\n"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want map[string]string
+	}{
+		{"one file", []string{"--flagfile", base},
+			map[string]string{"steps": "3", "lr": "0.5", "tags": "[a,b]", "out": "base.csv", "verbose": "false", "flagfile": base}},
+		{"later file overrides", []string{"--flagfile", base, "--flagfile", over},
+			map[string]string{"steps": "4", "lr": "0.5", "tags": "[c]", "out": "base.csv", "verbose": "true", "flagfile": base + "," + over}},
+		{"order matters", []string{"--flagfile", over, "--flagfile", base},
+			map[string]string{"steps": "3", "lr": "0.5", "tags": "[a,b]", "out": "base.csv", "verbose": "true", "flagfile": over + "," + base}},
+		{"command line wins", []string{"--steps=9", "--flagfile", base, "--flagfile=" + over, "--tags=z"},
+			map[string]string{"steps": "9", "lr": "0.5", "tags": "[z]", "out": "base.csv", "verbose": "true", "flagfile": base + "," + over}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := newFlags()
+			if err := Parse(fs, tt.args); err != nil {
+				t.Fatal(err)
+			}
+			if got := Resolved(fs); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Resolved = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	// a caller's own --flagfile flag sees every file too
+	fs := newFlags()
+	last := fs.String(FlagFileFlag, "", "custom")
+	if err := Parse(fs, []string{"--flagfile", base, "--flagfile", over}); err != nil {
+		t.Fatal(err)
+	}
+	if steps, _ := fs.GetInt("steps"); steps != 4 || *last != over {
+		t.Errorf("with the caller's flag: steps %d, flag value %q", steps, *last)
+	}
+}
+
+// TestParseRefusesBinaryFlagFiles: a binary file given as a flag file is
+// named in a one-line error that does not echo its bytes.
+func TestParseRefusesBinaryFlagFiles(t *testing.T) {
+	tests := []struct {
+		name    string
+		content []byte
+		want    string // after "flag file FILE "
+	}{
+		{"NUL", []byte("--steps=3\n\x00\x00\x00"), "is not a text file (byte 10 is 0x00)"},
+		{"gzip", []byte{0x1f, 0x8b, 0x08, 0x00, 0xde, 0xad, '\n', 0xbe, 0xef}, "is not a text file (byte 0 is 0x1f)"},
+		{"invalid UTF-8", []byte("--out=caf\xe9\n"), "is not a text file (byte 9 is 0xe9)"},
+		{"escape", []byte("--out=\x1b[2J\n"), "is not a text file (byte 6 is 0x1b)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.flags")
+			os.WriteFile(path, tt.content, 0o644)
+			err := Parse(newFlags(), []string{"--flagfile", path})
+			want := "flag file " + path + " " + tt.want + "; a flag file holds one flag per line, as --name=value"
+			if err == nil || err.Error() != want {
+				t.Errorf("error = %v, want %q", err, want)
+			}
+		})
+	}
+	// text in other scripts, a BOM, tabs and CRLF are fine
+	path := writeFlagFile(t, "\ufeff--out=café—ü.csv\r\n\t--steps 2\f\n")
+	fs := newFlags()
+	if err := Parse(fs, []string{"--flagfile", path}); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := fs.GetString("out"); out != "café—ü.csv" {
+		t.Errorf("out = %q", out)
+	}
+}
+
+// TestParseRefusesNonFiniteFloats: NaN and infinities are refused for every
+// float flag, on the command line and in flag files, before any use.
+func TestParseRefusesNonFiniteFloats(t *testing.T) {
+	tests := []struct {
+		file string
+		args []string // FILE stands for the flag file
+		want string
+	}{
+		{"", []string{"--lr", "NaN"}, "--lr must be a finite number, got NaN"},
+		{"", []string{"--lr=nan"}, "--lr must be a finite number, got NaN"},
+		{"", []string{"--lr=Inf"}, "--lr must be a finite number, got +Inf"},
+		{"", []string{"--lr=-infinity"}, "--lr must be a finite number, got -Inf"},
+		{"", []string{"-lr", "-Inf"}, "--lr must be a finite number, got -Inf"},
+		{"", []string{"--lr", "-inf"}, "--lr must be a finite number, got -Inf"},
+		{"", []string{"--f32=1e39"}, `invalid argument "1e39" for "--f32" flag`},
+		{"", []string{"--f32=-Inf"}, "--f32 must be a finite number, got -Inf"},
+		{"", []string{"--range=0,NaN"}, "--range must be a finite number, got NaN"},
+		{"--lr=+Inf\n", []string{"--flagfile", "FILE"}, "--lr must be a finite number, got +Inf"},
+	}
+	for _, tt := range tests {
+		path := writeFlagFile(t, tt.file)
+		var args []string
+		for _, a := range tt.args {
+			args = append(args, subst(a, path))
+		}
+		fs := newFlags()
+		fs.Float32("f32", 0, "")
+		fs.Float64Slice("range", nil, "")
+		fs.Float64("nan-default", math.NaN(), "a default need not be finite")
+		err := Parse(fs, args)
+		var ue *UsageError
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.As(err, &ue) {
+			t.Errorf("%q: error %v, want a usage error with %q", tt.args, err, tt.want)
+		}
+	}
+	fs := newFlags()
+	fs.Float64("nan-default", math.NaN(), "")
+	if err := Parse(fs, []string{"--lr=-1e300"}); err != nil {
+		t.Errorf("finite values: %v", err)
 	}
 }

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+)
+
+// outputFiles are the files that sample writes into --out; --force removes
+// them before a new run.
+var outputFiles = []string{"metrics.csv", "metrics.png", "metrics.svg", "summary.json", "trace.csv"}
+
+// metricsLine formats metrics for a log line, as "kl=0.1234 ess=56.78".
+func metricsLine(ms []tasks.Metric) string {
+	var b strings.Builder
+	for i, m := range ms {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%.4g", m.Name, m.Value)
+	}
+	return b.String()
+}
