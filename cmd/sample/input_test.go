@@ -26,8 +26,8 @@ func TestSizesAndScalesGiveOneLineAndStatus2(t *testing.T) {
 		args  []string
 		want  string
 	}{
-		{"NaN scale", "", []string{"--task", "gaussian20", "--target-scale", "NaN"}, "--target-scale must be a positive number, got NaN"},
-		{"infinite scale", "", []string{"--task", "gaussian20", "--target-scale", "Inf"}, "--target-scale must be a positive number, got +Inf"},
+		{"NaN scale", "", []string{"--task", "gaussian20", "--target-scale", "NaN"}, "--target-scale must be a finite number, got NaN"},
+		{"infinite scale", "", []string{"--task", "gaussian20", "--target-scale", "Inf"}, "--target-scale must be a finite number, got +Inf"},
 		{"zero scale", "", []string{"--task", "gaussian20", "--target-scale", "0"}, "--target-scale must be a positive number, got 0"},
 		{"underflowing scale", "", []string{"--task", "gaussian20", "--target-scale", "1e-200"}, "has no valid covariance in float64"},
 		{"overflowing scale", "", []string{"--task", "gaussian20", "--target-scale", "1e200"}, "has no valid covariance in float64"},

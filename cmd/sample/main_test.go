@@ -211,7 +211,7 @@ func TestUsageErrorsLeaveNoOutDir(t *testing.T) {
 		{[]string{"-noise", "-1"}, "--noise must be non-negative"},
 		{[]string{"-noise", "Inf"}, "--noise must be a finite number, got +Inf"},
 		{[]string{"-target-scale", "NaN"}, "--target-scale must be a finite number"},
-		{[]string{"-target-scale", "0"}, "target scale must be positive"},
+		{[]string{"-target-scale", "0"}, "--target-scale must be a positive number, got 0"},
 		{[]string{"-step-size", "Inf"}, "--step-size must be a finite number"},
 		{[]string{"-sampler", "psgld", "-lr", "NaN"}, "--lr must be a finite number"},
 		{[]string{"-sampler", "sghmc", "-friction", "-Inf"}, "--friction must be a finite number"},
@@ -295,7 +295,7 @@ func waitFor(t *testing.T, path string) {
 }
 
 // long is a run that takes minutes: tests stop it.
-var long = []string{"-task", "gaussian20", "-sampler", "sgld", "-chains", "4", "-steps", "100000000", "-eval-every", "100"}
+var long = []string{"-task", "gaussian20", "-sampler", "sgld", "-chains", "4", "-steps", "2000000", "-eval-every", "100"}
 
 // TestSignalsStopWithASummary: SIGINT and SIGTERM stop a run, which writes
 // its summary with the error and exits with 130 and 143; while it runs, a
@@ -330,7 +330,7 @@ func TestSignalsStopWithASummary(t *testing.T) {
 			if !regexp.MustCompile(`^sample: interrupted by ` + tc.name + ` after [0-9]+ steps \(outputs so far written to ` + regexp.QuoteMeta(out) + `\)$`).MatchString(last) {
 				t.Errorf("last line of stderr: %q", last)
 			}
-			if len(lines) < 2 || !regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d SGLD: 100/100000000 \(0%\), .* elapsed, ETA .*: kl=`).MatchString(lines[0]) {
+			if len(lines) < 2 || !regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d SGLD: 100/2000000 \(0%\), .* elapsed, ETA .*: kl=`).MatchString(lines[0]) {
 				t.Errorf("no progress line in the log:\n%s", first.stderr)
 			}
 			var sum map[string]any

@@ -59,8 +59,8 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 		{[]string{"-task", "gaussian20", "-out", dir}, "has no meta-training set-up"},
 		{[]string{"-task", "gaussian10", "-hidden", "50", "-out", dir}, "--hidden is a flag of the GRU tasks; task gaussian10 does not use it"},
 		{[]string{"-epochs", "0", "-out", dir}, "--epochs: invalid value"},
-		{[]string{"-lr", "Inf", "-out", dir}, "--lr: invalid value +Inf (want a positive finite number)"},
-		{[]string{"-step-size=-Inf", "-out", dir}, "--step-size: invalid value -Inf (want a positive finite number)"},
+		{[]string{"-lr", "Inf", "-out", dir}, "--lr must be a finite number, got +Inf"},
+		{[]string{"-step-size=-Inf", "-out", dir}, "--step-size must be a finite number, got -Inf"},
 		{[]string{"-steps", "10", "-out", dir}, "the in-chain loss has no time within 10 steps"},
 		{[]string{"-resume", filepath.Join(dir, "none")}, "cannot read checkpoint"},
 		{[]string{"-init", filepath.Join(dir, "none.json"), "-out", filepath.Join(dir, "i")}, "--init: cannot read sampler file"},
@@ -587,7 +587,7 @@ func TestSignalsWriteACheckpoint(t *testing.T) {
 			if !errors.As(err, &ee) || ee.ExitCode() != tc.code {
 				t.Fatalf("stopped by %s: %v; want status %d", tc.name, err, tc.code)
 			}
-			want = fmt.Sprintf("train: %s: training interrupted: checkpoint written to %s; continue with --resume %s and the same flags\n", tc.name, checkpoint, out)
+			want = fmt.Sprintf("train: %s: training interrupted: checkpoint written to %s; continue with --resume %s\n", tc.name, checkpoint, out)
 			if stderr.String() != want {
 				t.Errorf("stderr %q, want %q", stderr.String(), want)
 			}

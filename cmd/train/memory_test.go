@@ -19,7 +19,7 @@ func TestSizesBeyondMemoryAreRefused(t *testing.T) {
 		{[]string{"-task", "gaussian10", "-chains", "2000000000000000"},
 			"--chains 2000000000000000 on gaussian10 (10 dimensions) with --steps 100 and --window 20 needs at least about 55.6 EiB of memory, more than the "},
 		{[]string{"-task", "gaussian10", "-steps", "2000000000000000000"}, "lower --chains, --steps or --window"},
-		{[]string{"-task", "gaussian20", "-target-scale", "NaN"}, "--target-scale must be a positive number, got NaN"},
+		{[]string{"-task", "gaussian20", "-target-scale", "NaN"}, "--target-scale must be a finite number, got NaN"},
 	} {
 		out := filepath.Join(t.TempDir(), "run")
 		code, stderr := command(t, append(tc.args, "-quiet", "-out", out)...)
