@@ -4,7 +4,7 @@
 # with METASGMCMC_DATA pointing at the data directory (its gaussian/ holds
 # the authors' covariances: Cov_train_10d, the 10-D training target, and
 # Cov_rand_{1,2}_scale_0.6, Cov_rand_{3,4}_scale_0.5, the four 20-D test
-# targets). Meta-training takes about 18 minutes on 2 cores (it runs only when
+# targets). Meta-training takes about 23 minutes on 2 cores (it runs only when
 # sampler.json is missing), each 12,000-step NNSGHMC evaluation about 1 minute
 # alone, each SGHMC evaluation a few seconds. SEEDS (environment, default
 # "1 2") are the evaluation seeds. Finished runs (summary.json) are kept.
@@ -42,12 +42,13 @@ for c in $covs; do
 		sample "$runs/sghmc-$c-$s" --flagfile $exp/sghmc.flags "${cov[@]}"
 	done
 done
-# and, as extra cases, on our seeded ones: covariance seeds 1-5 (scale 0.6
+# and, as extra cases, ours, the authors' and SGHMC on our seeded ones: covariance seeds 1-5 (scale 0.6
 # for seeds 1, 2, 5 and 0.5 for 3, 4, as the authors' four)
 for t in 1 2 3 4 5; do
 	scale=0.6
 	case $t in 3 | 4) scale=0.5 ;; esac
 	sample "$runs/nnsghmc-seeded-$t" --flagfile $exp/nnsghmc.flags --target-seed $t --target-scale $scale
+	sample "$runs/authors-seeded-$t" --flagfile $exp/nnsghmc.flags --meta "$runs/authors-toy.json" --target-seed $t --target-scale $scale
 	sample "$runs/sghmc-seeded-$t" --flagfile $exp/sghmc.flags --target-seed $t --target-scale $scale
 done
 
@@ -70,7 +71,8 @@ list() { # PREFIX COV: the finished runs of the seeds, comma-separated
 	echo
 	for t in 1 2 3 4 5; do
 		"$bin/figures" table -metric kl -steps 1000,3000,12000 -summary ess,ess_min,rhat_max \
-			"NNSGHMC ours, seeded $t=$runs/nnsghmc-seeded-$t" "SGHMC, seeded $t=$runs/sghmc-seeded-$t" |
+			"NNSGHMC ours, seeded $t=$runs/nnsghmc-seeded-$t" "NNSGHMC authors' weights, seeded $t=$runs/authors-seeded-$t" \
+			"SGHMC, seeded $t=$runs/sghmc-seeded-$t" |
 			tail -n +$([ $t = 1 ] && echo 1 || echo 3)
 	done
 } >$exp/table.md
