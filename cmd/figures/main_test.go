@@ -52,6 +52,21 @@ func TestTableAveragesRunsAndReportsFailures(t *testing.T) {
 	}
 }
 
+// TestTableShowsRankDiagnostics: the rank-normalised diagnostics that
+// cmd/sample's Gaussian summaries hold beside the older ones tabulate like
+// any other summary value.
+func TestTableShowsRankDiagnostics(t *testing.T) {
+	a := fakeRun(t, 1, 0.5, `{"rhat_max": 1.001, "rhat_rank_max": 1.062, "ess_bulk_min": 1338.4, "ess_tail_min": 97.2}`)
+	out := capture(t, func() error {
+		return run(context.Background(), []string{"table", "-summary", "rhat_max,rhat_rank_max,ess_bulk_min,ess_tail_min", "A=" + a})
+	})
+	for _, want := range []string{"| run | rhat_max | rhat_rank_max | ess_bulk_min | ess_tail_min |", "| A | 1.001 | 1.062 | 1338 | 97.2 |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestCurvesWritesFigures(t *testing.T) {
 	a := fakeRun(t, 1, 0.5, `{}`)
 	out := filepath.Join(t.TempDir(), "kl")

@@ -116,7 +116,8 @@ func TestRunWritesOutputsReproducibly(t *testing.T) {
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"task", "sampler", "chains", "steps", "seed", "seconds", "steps_per_second", "kl", "ess", "flags"} {
+	for _, key := range []string{"task", "sampler", "chains", "steps", "seed", "seconds", "steps_per_second", "kl", "ess", "flags",
+		"ess_min", "rhat_max", "rhat_rank_max", "ess_bulk_min", "ess_tail_min"} {
 		if _, ok := sum[key]; !ok {
 			t.Errorf("summary.json lacks %q", key)
 		}

@@ -44,10 +44,21 @@ import (
 // ESS returns an error if there are no chains, the lengths differ or are
 // below 4, any draw is NaN or ±Inf, or all draws are identical (var⁺ = 0).
 func ESS(chains [][]float64) (float64, error) {
-	m, n, err := checkChains("ESS", chains, 4)
-	if err != nil {
-		return math.NaN(), err
+	if err := checkChains(chains, 4); err != nil {
+		return fail("ESS", err)
 	}
+	ess, err := essOf(chains)
+	if err != nil {
+		return fail("ESS", err)
+	}
+	return ess, nil
+}
+
+// essOf is ESS without the checks of the input: chains must be m ≥ 1 chains
+// of equal length n ≥ 2 holding only finite values. It returns
+// errIdentical if var⁺ = 0.
+func essOf(chains [][]float64) (float64, error) {
+	m, n := len(chains), len(chains[0])
 	meanAcov, means := meanAutocov(chains, n)
 	w := meanAcov[0] * float64(n) / float64(n-1)
 	varPlus := w * float64(n-1) / float64(n)
@@ -55,7 +66,7 @@ func ESS(chains [][]float64) (float64, error) {
 		varPlus += variance(means)
 	}
 	if !(varPlus > 0) {
-		return math.NaN(), errors.New("diag: ESS: all draws are identical")
+		return math.NaN(), errIdentical
 	}
 	rho := make([]float64, n)
 	for t := range rho {
@@ -74,10 +85,14 @@ func ESS(chains [][]float64) (float64, error) {
 // rho[t], t = 0, …, n−1 (rho[0] is ignored and taken as 1): Geyer's initial
 // positive sequence, made monotone, plus the antithetic correction term.
 // It mirrors compute_effective_sample_size of Stan 2.20+ line by line;
-// len(rho) must be at least 4.
+// len(rho) must be at least 2. For len(rho) < 6 no pair beyond P̂_0 is
+// examined and τ̂ = 2 (Stan itself needs 4 draws; the rank-normalised
+// diagnostics call this on split chains, which may have 2 or 3).
 func stanTau(rho []float64) float64 {
 	n := len(rho)
-	kept := make([]float64, n) // Stan's rho_hat_s: retained autocorrelations.
+	// Stan's rho_hat_s: retained autocorrelations. Index maxS+1 ≤ n−2 is
+	// written below for n ≥ 4; for n = 2, 3 it is index 2.
+	kept := make([]float64, max(n, 3))
 	rhoEven, rhoOdd := 1.0, rho[1]
 	kept[0], kept[1] = rhoEven, rhoOdd
 	s := 1
@@ -125,25 +140,48 @@ func stanTau(rho []float64) float64 {
 // and an error if there are no chains, the lengths differ or are below 4,
 // any draw is NaN or ±Inf, or all draws are identical.
 func SplitRhat(chains [][]float64) (float64, error) {
-	m, n, err := checkChains("SplitRhat", chains, 4)
-	if err != nil {
-		return math.NaN(), err
+	if err := checkChains(chains, 4); err != nil {
+		return fail("SplitRhat", err)
 	}
+	r, err := rhatOf(splitChains(chains))
+	if err != nil {
+		return fail("SplitRhat", err)
+	}
+	return r, nil
+}
+
+// splitChains returns the 2m half-chains of m chains of length n: the first
+// and the last h = ⌊n/2⌋ draws of each chain in turn (for odd n the middle
+// draw is dropped). The halves share memory with chains.
+func splitChains(chains [][]float64) [][]float64 {
+	n := len(chains[0])
 	h := n / 2
-	means := make([]float64, 0, 2*m)
+	halves := make([][]float64, 0, 2*len(chains))
+	for _, c := range chains {
+		halves = append(halves, c[:h], c[n-h:])
+	}
+	return halves
+}
+
+// rhatOf returns the (non-split) R̂ of M ≥ 2 chains of equal length h ≥ 2,
+// √(((h−1)/h·W + B/h)/W) with W the mean of the chains' sample variances
+// and B/h the sample variance of their means (see SplitRhat, which calls
+// it on the half-chains). It returns +Inf if W = 0 < B and errIdentical if
+// W = B = 0.
+func rhatOf(chains [][]float64) (float64, error) {
+	h := len(chains[0])
+	means := make([]float64, 0, len(chains))
 	var w float64
 	for _, c := range chains {
-		for _, half := range [2][]float64{c[:h], c[n-h:]} {
-			mu := mean(half)
-			means = append(means, mu)
-			w += variance(half)
-		}
+		mu := mean(c)
+		means = append(means, mu)
+		w += variance(c)
 	}
-	w /= float64(2 * m)
+	w /= float64(len(chains))
 	bOverH := variance(means)
 	switch {
 	case w == 0 && bOverH == 0:
-		return math.NaN(), errors.New("diag: SplitRhat: all draws are identical")
+		return math.NaN(), errIdentical
 	case w == 0:
 		return math.Inf(1), nil
 	}
@@ -157,11 +195,14 @@ func SplitRhat(chains [][]float64) (float64, error) {
 //	MCSE = sd / √ESS,   sd² = 1/(mn−1) Σ_c Σ_i (x_{c,i} − x̄)²,
 //
 // with sd the sample standard deviation of all mn draws pooled and ESS as
-// returned by ESS. It returns the errors of ESS.
+// returned by ESS. It fails where ESS fails.
 func MCSE(chains [][]float64) (float64, error) {
-	ess, err := ESS(chains)
+	if err := checkChains(chains, 4); err != nil {
+		return fail("MCSE", err)
+	}
+	ess, err := essOf(chains)
 	if err != nil {
-		return math.NaN(), fmt.Errorf("diag: MCSE: %w", err)
+		return fail("MCSE", err)
 	}
 	var total float64
 	var count int
@@ -183,25 +224,36 @@ func MCSE(chains [][]float64) (float64, error) {
 }
 
 // checkChains validates m ≥ 1 chains of equal length n ≥ minLen holding only
-// finite values.
-func checkChains(fn string, chains [][]float64, minLen int) (m, n int, err error) {
-	m = len(chains)
-	if m == 0 {
-		return 0, 0, fmt.Errorf("diag: %s: no chains", fn)
+// finite values. Its errors name the problem only; the exported functions
+// add their names (see fail).
+func checkChains(chains [][]float64, minLen int) error {
+	if len(chains) == 0 {
+		return errors.New("no chains")
 	}
-	n = len(chains[0])
+	n := len(chains[0])
 	for c, x := range chains {
 		if len(x) != n {
-			return 0, 0, fmt.Errorf("diag: %s: chain %d has %d draws, chain 0 has %d", fn, c, len(x), n)
+			return fmt.Errorf("chain %d has %d draws, chain 0 has %d", c, len(x), n)
 		}
 		if !allFinite(x) {
-			return 0, 0, fmt.Errorf("diag: %s: chain %d has a non-finite draw", fn, c)
+			return fmt.Errorf("chain %d has a non-finite draw", c)
 		}
 	}
 	if n < minLen {
-		return 0, 0, fmt.Errorf("diag: %s: chains have %d draws, need at least %d", fn, n, minLen)
+		return fmt.Errorf("chains have %d draws, need at least %d", n, minLen)
 	}
-	return m, n, nil
+	return nil
+}
+
+// errIdentical is the problem of input whose draws are all equal, which
+// has no variance to estimate from.
+var errIdentical = errors.New("all draws are identical")
+
+// fail returns NaN and the error "diag: fn: problem", the form of every
+// error of the package's functions; problem is wrapped, so that errors.Is
+// still finds sentinel errors such as ErrNotPositiveDefinite.
+func fail(fn string, problem error) (float64, error) {
+	return math.NaN(), fmt.Errorf("diag: %s: %w", fn, problem)
 }
 
 // meanAutocov returns the chain-averaged auto-covariances

@@ -1,6 +1,7 @@
 package diag
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -203,26 +204,54 @@ func TestESSAR1(t *testing.T) {
 	}
 }
 
-func TestESSErrors(t *testing.T) {
+// TestChainErrors checks the package's error convention on the scalar
+// multi-chain diagnostics: NaN and "diag: Func: problem", the same problem
+// for every function given the same bad chains.
+func TestChainErrors(t *testing.T) {
+	funcs := []struct {
+		name string
+		f    func([][]float64) (float64, error)
+	}{
+		{"ESS", ESS}, {"SplitRhat", SplitRhat}, {"MCSE", MCSE},
+		{"RankRhat", RankRhat}, {"BulkESS", BulkESS}, {"TailESS", TailESS},
+	}
+	for _, tc := range []struct {
+		name    string
+		chains  [][]float64
+		problem string
+	}{
+		{"no chains", nil, "no chains"},
+		{"too short", [][]float64{{1, 2, 3}}, "chains have 3 draws, need at least 4"},
+		{"ragged", [][]float64{{1, 2, 3, 4}, {1, 2, 3, 4, 5}}, "chain 1 has 5 draws, chain 0 has 4"},
+		{"NaN", [][]float64{{1, 2, math.NaN(), 4}}, "chain 0 has a non-finite draw"},
+		{"Inf", [][]float64{{1, 2, 3, 4}, {1, math.Inf(-1), 3, 4}}, "chain 1 has a non-finite draw"},
+		{"constant", [][]float64{{2, 2, 2, 2}, {2, 2, 2, 2}}, "all draws are identical"},
+	} {
+		for _, fn := range funcs {
+			got, err := fn.f(tc.chains)
+			want := "diag: " + fn.name + ": " + tc.problem
+			if !math.IsNaN(got) || err == nil || err.Error() != want {
+				t.Errorf("%s %s: got %v, %v; want NaN, %q", fn.name, tc.name, got, err, want)
+			}
+		}
+	}
+
+	// Problems of the rank-normalised diagnostics alone. Draws ±1 about the
+	// median 0 fold to a constant; with the top 6 of 8 draws tied at the
+	// maximum, q₀.₉₅ is the maximum and 1{x ≤ q₀.₉₅} is constant.
 	for _, tc := range []struct {
 		name   string
+		f      func([][]float64) (float64, error)
 		chains [][]float64
+		want   string
 	}{
-		{"no chains", nil},
-		{"too short", [][]float64{{1, 2, 3}}},
-		{"ragged", [][]float64{{1, 2, 3, 4}, {1, 2, 3, 4, 5}}},
-		{"NaN", [][]float64{{1, 2, math.NaN(), 4}}},
-		{"Inf", [][]float64{{1, 2, 3, 4}, {1, math.Inf(-1), 3, 4}}},
-		{"constant", [][]float64{{2, 2, 2, 2}, {2, 2, 2, 2}}},
+		{"RankRhat", RankRhat, [][]float64{{-1, 1, -1, 1}, {1, -1, 1, -1}},
+			"diag: RankRhat: the folded draws |x − median| are all identical (median 0), so the tail R̂ is undefined"},
+		{"TailESS", TailESS, [][]float64{{0, 5, 5, 5}, {1, 5, 5, 5}},
+			"diag: TailESS: the indicator of the draws ≤ the 0.95 quantile 5 is constant (ties), so the tail ESS is undefined"},
 	} {
-		if got, err := ESS(tc.chains); err == nil || !math.IsNaN(got) {
-			t.Errorf("ESS %s: got %v, %v; want NaN and an error", tc.name, got, err)
-		}
-		if got, err := SplitRhat(tc.chains); err == nil || !math.IsNaN(got) {
-			t.Errorf("SplitRhat %s: got %v, %v; want NaN and an error", tc.name, got, err)
-		}
-		if got, err := MCSE(tc.chains); err == nil || !math.IsNaN(got) {
-			t.Errorf("MCSE %s: got %v, %v; want NaN and an error", tc.name, got, err)
+		if got, err := tc.f(tc.chains); !math.IsNaN(got) || err == nil || err.Error() != tc.want {
+			t.Errorf("%s: got %v, %v; want NaN, %q", tc.name, got, err, tc.want)
 		}
 	}
 }
@@ -330,5 +359,38 @@ func BenchmarkESS(b *testing.B) {
 	chains := ar1(rand.New(rand.NewPCG(1, 1)), 50, 12000, 0.9)
 	for b.Loop() {
 		ESS(chains)
+	}
+}
+
+func TestCoordinateChains(t *testing.T) {
+	// Two steps of k = 3 chains in D = 2 dimensions, coordinate-major:
+	// position[i*3+c] is coordinate i of chain c.
+	positions := [][]float64{
+		{10, 11, 12, 20, 21, 22},
+		{13, 14, 15, 23, 24, 25},
+	}
+	got, err := CoordinateChains(positions, 3)
+	want := [][][]float64{
+		{{10, 13}, {11, 14}, {12, 15}}, // coordinate 0: chains 0, 1, 2
+		{{20, 23}, {21, 24}, {22, 25}}, // coordinate 1
+	}
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("CoordinateChains = %v, %v; want %v", got, err, want)
+	}
+	for _, tc := range []struct {
+		name      string
+		positions [][]float64
+		k         int
+		want      string
+	}{
+		{"no chains", positions, 0, "diag: CoordinateChains: 0 chains, need at least 1"},
+		{"no positions", nil, 3, "diag: CoordinateChains: no positions"},
+		{"not a multiple", [][]float64{{1, 2, 3, 4}}, 3, "diag: CoordinateChains: position 0 has length 4, not a positive multiple of 3 chains"},
+		{"empty", [][]float64{{}}, 3, "diag: CoordinateChains: position 0 has length 0, not a positive multiple of 3 chains"},
+		{"ragged", [][]float64{{1, 2, 3}, {1, 2}}, 3, "diag: CoordinateChains: position 1 has length 2, position 0 has 3"},
+	} {
+		if got, err := CoordinateChains(tc.positions, tc.k); got != nil || err == nil || err.Error() != tc.want {
+			t.Errorf("%s: got %v, %v; want nil, %q", tc.name, got, err, tc.want)
+		}
 	}
 }

@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distmv"
 )
 
 // ErrNotPositiveDefinite is wrapped by the errors of KLGaussian and
@@ -116,15 +115,20 @@ func (f *GaussianFit) Cov() *mat.SymDense {
 }
 
 // KL returns KL(N(μ̂, Σ̂) ‖ N(mean, cov)) for the fitted μ̂ = f.Mean() and
-// Σ̂ = f.Cov(); see KLGaussian for the formula and the errors. It returns an
-// error if fewer than two samples have been added; Σ̂ is singular, and so an
-// error wrapping ErrNotPositiveDefinite is returned, unless n > d and the
-// samples span the space.
+// Σ̂ = f.Cov(); see KLGaussian for the formula and the errors, which here
+// name the fitted covariance "fit". It returns an error if fewer than two
+// samples have been added; Σ̂ is singular, and so an error wrapping
+// ErrNotPositiveDefinite is returned, unless n > d and the samples span
+// the space.
 func (f *GaussianFit) KL(mean []float64, cov mat.Symmetric) (float64, error) {
 	if f.n < 2 {
-		return math.NaN(), fmt.Errorf("diag: GaussianFit.KL: need at least 2 samples, have %d", f.n)
+		return fail("GaussianFit.KL", fmt.Errorf("need at least 2 samples, have %d", f.n))
 	}
-	return KLGaussian(f.Mean(), f.Cov(), mean, cov)
+	kl, err := klGaussian("fit", f.Mean(), f.Cov(), mean, cov)
+	if err != nil {
+		return fail("GaussianFit.KL", err)
+	}
+	return kl, nil
 }
 
 // KLGaussian returns the Kullback–Leibler divergence from the Gaussian
@@ -132,62 +136,60 @@ func (f *GaussianFit) KL(mean []float64, cov mat.Symmetric) (float64, error) {
 //
 //	KL(N̂ ‖ N) = ½ [ log(det Σ / det Σ̂) − d + tr(Σ⁻¹ Σ̂) + (μ − μ̂)ᵀ Σ⁻¹ (μ − μ̂) ],
 //
-// with μ̂ = meanHat, Σ̂ = covHat, μ = mean, Σ = cov. Both covariances are
-// factorised by Cholesky, Σ = LLᵀ and Σ̂ = L̂L̂ᵀ, and the terms are evaluated
-// as log det from the factors, tr(Σ⁻¹Σ̂) = ‖L⁻¹L̂‖²_F and
-// (μ − μ̂)ᵀΣ⁻¹(μ − μ̂) = ‖L⁻¹(μ − μ̂)‖², so no inverse is formed.
+// with μ̂ = meanHat, Σ̂ = covHat, μ = mean, Σ = cov. The covariances are
+// passed as they are, so an unbiased fitted Σ̂ (GaussianFit, numpy's
+// np.cov) stays unbiased. Both are factorised by Cholesky and the
+// divergence is gonum's distmv.KullbackLeibler.DistNormal of the two
+// distmv.Normal built from the factors, which takes log det from the
+// factors and solves with them instead of forming an inverse.
 //
 // Rounding can make the computed value slightly negative when the two
 // Gaussians are (nearly) equal; since KL ≥ 0 such values are returned as 0.
 //
-// KLGaussian returns an error if the dimensions are zero or disagree, if any
-// input is NaN or ±Inf, or (wrapping ErrNotPositiveDefinite) if either
-// covariance is not positive definite or is numerically singular, that is
-// its estimated condition number exceeds mat.ConditionTolerance (1e16).
+// KLGaussian returns NaN and an error if the dimensions are zero or
+// disagree, if any input is NaN or ±Inf, or (wrapping
+// ErrNotPositiveDefinite) if either covariance is not positive definite or
+// is numerically singular, that is its estimated condition number exceeds
+// mat.ConditionTolerance (1e16).
 func KLGaussian(meanHat []float64, covHat mat.Symmetric, mean []float64, cov mat.Symmetric) (float64, error) {
+	kl, err := klGaussian("covHat", meanHat, covHat, mean, cov)
+	if err != nil {
+		return fail("KLGaussian", err)
+	}
+	return kl, nil
+}
+
+// klGaussian is KLGaussian with errors that name the problem only; hatName
+// is what they call covHat.
+func klGaussian(hatName string, meanHat []float64, covHat mat.Symmetric, mean []float64, cov mat.Symmetric) (float64, error) {
 	d := len(mean)
 	switch {
 	case d == 0:
-		return math.NaN(), errors.New("diag: KLGaussian: zero dimension")
+		return math.NaN(), errors.New("zero dimension")
 	case covHat == nil || cov == nil:
-		return math.NaN(), errors.New("diag: KLGaussian: nil covariance")
+		return math.NaN(), errors.New("nil covariance")
 	case len(meanHat) != d || covHat.SymmetricDim() != d || cov.SymmetricDim() != d:
-		return math.NaN(), fmt.Errorf("diag: KLGaussian: dimension mismatch: len(meanHat)=%d, covHat %d×%[2]d, len(mean)=%d, cov %d×%[4]d",
-			len(meanHat), covHat.SymmetricDim(), d, cov.SymmetricDim())
+		return math.NaN(), fmt.Errorf("dimension mismatch: len(meanHat)=%d, %s %d×%[3]d, len(mean)=%d, cov %d×%[5]d",
+			len(meanHat), hatName, covHat.SymmetricDim(), d, cov.SymmetricDim())
 	}
 	if !allFinite(meanHat) || !allFinite(mean) || !symFinite(covHat) || !symFinite(cov) {
-		return math.NaN(), errors.New("diag: KLGaussian: non-finite input")
+		return math.NaN(), errors.New("non-finite input")
 	}
 	var cholHat, chol mat.Cholesky
 	if !cholHat.Factorize(covHat) || cholHat.Cond() > mat.ConditionTolerance {
-		return math.NaN(), fmt.Errorf("diag: KLGaussian: covHat: %w", ErrNotPositiveDefinite)
+		return math.NaN(), fmt.Errorf("%s: %w", hatName, ErrNotPositiveDefinite)
 	}
 	if !chol.Factorize(cov) || chol.Cond() > mat.ConditionTolerance {
-		return math.NaN(), fmt.Errorf("diag: KLGaussian: cov: %w", ErrNotPositiveDefinite)
+		return math.NaN(), fmt.Errorf("cov: %w", ErrNotPositiveDefinite)
 	}
-	var l, lHat mat.TriDense
-	chol.LTo(&l)
-	cholHat.LTo(&lHat)
-	lRaw := l.RawTriangular()
-
-	// A = L⁻¹ L̂, tr(Σ⁻¹Σ̂) = ‖A‖²_F.
-	a := mat.NewDense(d, d, nil)
-	a.Copy(&lHat)
-	aRaw := a.RawMatrix()
-	blas64.Trsm(blas.Left, blas.NoTrans, 1, lRaw, aRaw)
-	var trace float64
-	for i := 0; i < d; i++ {
-		row := aRaw.Data[i*aRaw.Stride : i*aRaw.Stride+d]
-		trace += floats.Dot(row, row)
+	// The sources are never drawn from.
+	l := distmv.NewNormalChol(meanHat, &cholHat, nil)
+	r := distmv.NewNormalChol(mean, &chol, nil)
+	kl := distmv.KullbackLeibler{}.DistNormal(l, r)
+	if math.IsNaN(kl) {
+		// DistNormal's solve failed, which the condition checks above rule out.
+		return math.NaN(), fmt.Errorf("cov: %w", ErrNotPositiveDefinite)
 	}
-
-	// b = L⁻¹(μ − μ̂), (μ − μ̂)ᵀΣ⁻¹(μ − μ̂) = ‖b‖².
-	b := make([]float64, d)
-	floats.SubTo(b, mean, meanHat)
-	blas64.Trsv(blas.NoTrans, lRaw, blas64.Vector{N: d, Inc: 1, Data: b})
-	quad := floats.Dot(b, b)
-
-	kl := 0.5 * (chol.LogDet() - cholHat.LogDet() - float64(d) + trace + quad)
 	return math.Max(kl, 0), nil
 }
 

@@ -1,6 +1,8 @@
 package diag
 
 import (
+	"errors"
+	"fmt"
 	"math"
 
 	"gonum.org/v1/gonum/floats"
@@ -30,17 +32,31 @@ import (
 //
 // For T < 9 no pair is reached (maxLag ≤ 2), so ESS = T.
 //
-// ESSPooled returns NaN if chain is nil or has fewer than 3 rows (the
-// authors' code fails there), if γ(0) = 0 (a constant chain), or if the
-// chain holds NaN or ±Inf.
-func ESSPooled(chain *mat.Dense) float64 {
+// ESSPooled returns NaN and an error if chain is nil or empty, has fewer
+// than 3 rows (the authors' code fails there), holds NaN or ±Inf, or is
+// constant (γ(0) = 0).
+func ESSPooled(chain *mat.Dense) (float64, error) {
+	ess, err := essPooled(chain)
+	if err != nil {
+		return fail("ESSPooled", err)
+	}
+	return ess, nil
+}
+
+// essPooled is ESSPooled with errors that name the problem only.
+func essPooled(chain *mat.Dense) (float64, error) {
 	if chain == nil || chain.IsEmpty() {
-		return math.NaN()
+		return math.NaN(), errors.New("empty chain")
 	}
 	T, d := chain.Dims()
 	maxLag := min(T/3, 1000)
 	if maxLag < 1 {
-		return math.NaN()
+		return math.NaN(), fmt.Errorf("chain has %d steps, need at least 3", T)
+	}
+	for t := 0; t < T; t++ {
+		if !allFinite(chain.RawRowView(t)) {
+			return math.NaN(), fmt.Errorf("step %d has a non-finite value", t)
+		}
 	}
 
 	// z holds the centred trajectory in row-major order, so that the sum over
@@ -73,11 +89,14 @@ func ESSPooled(chain *mat.Dense) float64 {
 			varStat += 2 * s
 		}
 	}
-	if gamma[0] == 0 || math.IsNaN(varStat) || math.IsInf(varStat, 0) {
-		return math.NaN()
+	switch {
+	case gamma[0] == 0:
+		return math.NaN(), errIdentical
+	case math.IsNaN(varStat) || math.IsInf(varStat, 0):
+		return math.NaN(), errors.New("the auto-covariances overflow")
 	}
 	act := varStat / gamma[0]
-	return float64(T) / act
+	return float64(T) / act, nil
 }
 
 // MeanESSPooled returns the average of ESSPooled over the given chains,
@@ -85,15 +104,19 @@ func ESSPooled(chain *mat.Dense) float64 {
 //	(1/m) Σ_c ESSPooled(chains[c]),
 //
 // the effective sample size reported in the paper (averaged over its 50
-// chains). It returns NaN if chains is empty or if ESSPooled is NaN for any
-// chain.
-func MeanESSPooled(chains []*mat.Dense) float64 {
+// chains). It returns NaN and an error if chains is empty or if ESSPooled
+// fails for any chain; the error names the first such chain.
+func MeanESSPooled(chains []*mat.Dense) (float64, error) {
 	if len(chains) == 0 {
-		return math.NaN()
+		return fail("MeanESSPooled", errors.New("no chains"))
 	}
 	var sum float64
-	for _, c := range chains {
-		sum += ESSPooled(c)
+	for c, chain := range chains {
+		ess, err := essPooled(chain)
+		if err != nil {
+			return fail("MeanESSPooled", fmt.Errorf("chain %d: %w", c, err))
+		}
+		sum += ess
 	}
-	return sum / float64(len(chains))
+	return sum / float64(len(chains)), nil
 }

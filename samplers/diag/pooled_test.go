@@ -89,25 +89,33 @@ func TestESSPooled(t *testing.T) {
 			// Exact rational hand values; a few dozen O(1) operations.
 			tol = 1e-14
 		}
-		if got := ESSPooled(tc.chain); !closeRel(got, tc.want, tol) {
-			t.Errorf("%s: ESSPooled = %.17g, want %.17g", tc.name, got, tc.want)
+		if got, err := ESSPooled(tc.chain); err != nil || !closeRel(got, tc.want, tol) {
+			t.Errorf("%s: ESSPooled = %.17g, %v; want %.17g", tc.name, got, err, tc.want)
 		}
 	}
 }
 
 func TestESSPooledInvalid(t *testing.T) {
+	huge := mat.NewDense(9, 1, nil) // finite, but γ overflows
+	for i := 0; i < 9; i++ {
+		huge.Set(i, 0, math.Ldexp(float64(i%2), 1020))
+	}
 	for _, tc := range []struct {
 		name  string
 		chain *mat.Dense
+		want  string
 	}{
-		{"nil", nil},
-		{"empty", &mat.Dense{}},
-		{"2 steps", column(1, 2)},        // maxLag = 0: the authors' code fails.
-		{"constant", column(1, 1, 1, 1)}, // γ0 = 0.
-		{"NaN", column(1, math.NaN(), 3, 4)},
+		{"nil", nil, "diag: ESSPooled: empty chain"},
+		{"empty", &mat.Dense{}, "diag: ESSPooled: empty chain"},
+		{"2 steps", column(1, 2), "diag: ESSPooled: chain has 2 steps, need at least 3"}, // maxLag = 0: the authors' code fails.
+		{"constant", column(1, 1, 1, 1), "diag: ESSPooled: all draws are identical"},     // γ0 = 0.
+		{"NaN", column(1, math.NaN(), 3, 4), "diag: ESSPooled: step 1 has a non-finite value"},
+		{"Inf", column(1, 2, 3, math.Inf(-1)), "diag: ESSPooled: step 3 has a non-finite value"},
+		{"overflow", huge, "diag: ESSPooled: the auto-covariances overflow"},
 	} {
-		if got := ESSPooled(tc.chain); !math.IsNaN(got) {
-			t.Errorf("%s: ESSPooled = %v, want NaN", tc.name, got)
+		got, err := ESSPooled(tc.chain)
+		if !math.IsNaN(got) || err == nil || err.Error() != tc.want {
+			t.Errorf("%s: ESSPooled = %v, %v; want NaN, %q", tc.name, got, err, tc.want)
 		}
 	}
 }
@@ -119,14 +127,21 @@ func TestMeanESSPooled(t *testing.T) {
 		column(1, 2, 3, 4, 5, 6, 7, 8, 9),
 		column(2, 0, 2, 0, 2, 0, 2, 0, 1),
 	}
-	if got, want := MeanESSPooled(chains), 99.0/17; !closeRel(got, want, 1e-14) {
-		t.Errorf("MeanESSPooled = %.17g, want %.17g", got, want)
+	if got, err := MeanESSPooled(chains); err != nil || !closeRel(got, 99.0/17, 1e-14) {
+		t.Errorf("MeanESSPooled = %.17g, %v; want %.17g", got, err, 99.0/17)
 	}
-	if got := MeanESSPooled(nil); !math.IsNaN(got) {
-		t.Errorf("MeanESSPooled(nil) = %v, want NaN", got)
-	}
-	if got := MeanESSPooled(append(chains, column(1, 1, 1))); !math.IsNaN(got) {
-		t.Errorf("MeanESSPooled with a constant chain = %v, want NaN", got)
+	for _, tc := range []struct {
+		name   string
+		chains []*mat.Dense
+		want   string
+	}{
+		{"nil", nil, "diag: MeanESSPooled: no chains"},
+		{"constant chain", append(chains, column(1, 1, 1)), "diag: MeanESSPooled: chain 2: all draws are identical"},
+	} {
+		got, err := MeanESSPooled(tc.chains)
+		if !math.IsNaN(got) || err == nil || err.Error() != tc.want {
+			t.Errorf("%s: MeanESSPooled = %v, %v; want NaN, %q", tc.name, got, err, tc.want)
+		}
 	}
 }
 

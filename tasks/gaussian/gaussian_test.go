@@ -148,6 +148,15 @@ func TestMonitorOnExactDraws(t *testing.T) {
 	if r := got["rhat_max"]; r > 1.02 {
 		t.Errorf("rhat_max = %v, want about 1", r)
 	}
+	// the rank-normalised diagnostics of Stan and ArviZ beside them
+	if r := got["rhat_rank_max"]; r < 0.98 || r > 1.02 {
+		t.Errorf("rhat_rank_max = %v, want about 1", r)
+	}
+	for _, key := range []string{"ess_bulk_min", "ess_tail_min"} {
+		if ess := got[key]; ess < 0.7*n || ess > 1.3*n {
+			t.Errorf("%s = %v, want about %v", key, ess, n)
+		}
+	}
 }
 
 // TestMonitorStopsARunawayChainBeforeScoring is the regression test of a

@@ -21,6 +21,10 @@ import (
 //   - ess_min: the smallest per-dimension effective sample size over all
 //     chains (Stan's, Geyer's initial monotone sequence), and rhat_max the
 //     largest per-dimension split R̂ (summary only);
+//   - rhat_rank_max, ess_bulk_min, ess_tail_min: the largest per-dimension
+//     rank-normalised split R̂ and the smallest bulk- and tail-ESS over all
+//     chains, as Stan and ArviZ report them (Vehtari et al. 2021; summary
+//     only);
 //   - target_lambda_min, target_lambda_max: the extreme eigenvalues of the
 //     target's covariance, which decide how stiff it is (summary only).
 //
@@ -119,8 +123,13 @@ func (m *Monitor) Summary() ([]tasks.Metric, error) {
 	for c := range chains {
 		chains[c] = mat.NewDense(n, d, m.trace[c])
 	}
-	ms = append(ms, tasks.Metric{Name: "ess", Value: diag.MeanESSPooled(chains)})
+	pooled, err := diag.MeanESSPooled(chains)
+	if err != nil {
+		return nil, fmt.Errorf("gaussian monitor: %w", err)
+	}
+	ms = append(ms, tasks.Metric{Name: "ess", Value: pooled})
 	essMin, rhatMax := 0.0, 0.0
+	rankMax, bulkMin, tailMin := 0.0, 0.0, 0.0
 	col := make([][]float64, m.k)
 	for i := 0; i < d; i++ {
 		for c := range col {
@@ -143,6 +152,25 @@ func (m *Monitor) Summary() ([]tasks.Metric, error) {
 		if rhat > rhatMax {
 			rhatMax = rhat
 		}
+		rank, err := diag.RankRhat(col)
+		if err != nil {
+			return nil, fmt.Errorf("gaussian monitor: %w", err)
+		}
+		bulk, err := diag.BulkESS(col)
+		if err != nil {
+			return nil, fmt.Errorf("gaussian monitor: %w", err)
+		}
+		tail, err := diag.TailESS(col)
+		if err != nil {
+			return nil, fmt.Errorf("gaussian monitor: %w", err)
+		}
+		rankMax = math.Max(rankMax, rank)
+		if i == 0 || bulk < bulkMin {
+			bulkMin = bulk
+		}
+		if i == 0 || tail < tailMin {
+			tailMin = tail
+		}
 	}
 	var eig mat.EigenSym
 	if !eig.Factorize(m.g.cov, false) {
@@ -150,5 +178,7 @@ func (m *Monitor) Summary() ([]tasks.Metric, error) {
 	}
 	lambda := eig.Values(nil)
 	return append(ms, tasks.Metric{Name: "ess_min", Value: essMin}, tasks.Metric{Name: "rhat_max", Value: rhatMax},
-		tasks.Metric{Name: "target_lambda_min", Value: lambda[0]}, tasks.Metric{Name: "target_lambda_max", Value: lambda[len(lambda)-1]}), nil
+		tasks.Metric{Name: "target_lambda_min", Value: lambda[0]}, tasks.Metric{Name: "target_lambda_max", Value: lambda[len(lambda)-1]},
+		tasks.Metric{Name: "rhat_rank_max", Value: rankMax}, tasks.Metric{Name: "ess_bulk_min", Value: bulkMin},
+		tasks.Metric{Name: "ess_tail_min", Value: tailMin}), nil
 }
