@@ -131,8 +131,10 @@ func TestProgramRerunMatchesFreshProgram(t *testing.T) {
 				q.Close()
 			}
 			// the least of the later runs: the counts include whatever
-			// else the process allocated meanwhile
-			if later := slices.Min(bytes[1:]); later > bytes[0]/2 {
+			// else the process allocated meanwhile; under the race
+			// detector, whose runtime allocates on its own, only the
+			// results are compared
+			if later := slices.Min(bytes[1:]); later > bytes[0]/2 && !raceEnabled {
 				t.Errorf("the runs after the first allocated at least %d bytes each, the first %d: the results are not written in place", later, bytes[0])
 			}
 		})

@@ -46,7 +46,7 @@ func TestExitMessageFromParse(t *testing.T) {
 		wantMsg  string
 		wantCode int
 	}{
-		{[]string{"--steps=x"}, `train: error: invalid argument "x" for "-n, --steps" flag: strconv.ParseInt: parsing "x": invalid syntax`, 2},
+		{[]string{"--steps=x"}, `train: error: invalid argument "x" for "-n, --steps" flag: must be an integer`, 2},
 		{[]string{"--flagfile=/nonexistent/x.flags"}, "train: error: cannot read flag file /nonexistent/x.flags: no such file or directory", 2},
 		{[]string{"-h"}, "", 0},
 	}

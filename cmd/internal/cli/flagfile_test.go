@@ -213,7 +213,7 @@ func TestParseErrors(t *testing.T) {
 			name: "invalid value",
 			file: "--steps=many\n",
 			args: []string{"--flagfile", "FILE"},
-			want: `flag file FILE line 1: invalid argument "many" for "-n, --steps" flag: strconv.ParseInt: parsing "many": invalid syntax`,
+			want: `flag file FILE line 1: invalid argument "many" for "-n, --steps" flag: must be an integer`,
 		},
 		{
 			name: "no flag name",

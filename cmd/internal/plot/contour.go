@@ -8,7 +8,6 @@ import (
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -67,7 +66,7 @@ func Contour(path, title, xlabel, ylabel string, f func(x, y float64) float64, x
 
 	p := newPlot(title, xlabel, ylabel)
 	k := max(1, (600+n-1)/n)
-	hm := plotter.NewHeatMap(upsampled{g, k}, colorsOf(cmap, 256))
+	hm := plotter.NewHeatMap(upsampled{g, k}, cmap.Palette(256))
 	hm.Min, hm.Max = lo, hi
 	hm.NaN = nil // blank
 	hm.Rasterized = true
@@ -154,27 +153,3 @@ type noGlyphs struct{ *plotter.HeatMap }
 
 // GlyphBoxes implements plot.GlyphBoxer.
 func (noGlyphs) GlyphBoxes(*gplot.Plot) []gplot.GlyphBox { return nil }
-
-// colorsOf returns n colours evenly spaced over cmap's range. It stands in
-// for cmap.Palette(n), which in gonum/plot v0.11 panics for some ranges
-// ("palette: specified value > maximum") when rounding puts its last step
-// just past the maximum.
-func colorsOf(cmap palette.ColorMap, n int) palette.Palette {
-	lo, hi := cmap.Min(), cmap.Max()
-	cs := make([]color.Color, n)
-	for i := range cs {
-		v := math.Min(lo+(hi-lo)*float64(i)/float64(n-1), hi)
-		c, err := cmap.At(v)
-		if err != nil {
-			panic(fmt.Sprintf("plot: colour map at %g in [%g, %g]: %v", v, lo, hi, err))
-		}
-		cs[i] = c
-	}
-	return colors(cs)
-}
-
-// colors is a fixed palette.
-type colors []color.Color
-
-// Colors implements palette.Palette.
-func (c colors) Colors() []color.Color { return c }

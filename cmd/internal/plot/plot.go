@@ -141,10 +141,11 @@ func save(path string, w, h vg.Length, render func(dc draw.Canvas)) (err error) 
 	svgBytes := bytes.ReplaceAll(svgBuf.Bytes(),
 		[]byte("font-family:Liberation Sans;"),
 		[]byte("font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"))
-	// vgsvg v0.11 embeds images (raster heat maps, colour bars) as PNG
-	// but labels them JPEG, which some viewers refuse, and leaves SVG's
-	// default of keeping their aspect ratio, which shrinks a heat map
-	// to a square and a colour bar to a line.
+	// vgsvg (v0.11 to v0.17 at least) embeds images (raster heat maps,
+	// colour bars) as PNG but labels them JPEG, which some viewers refuse,
+	// and leaves SVG's default of keeping their aspect ratio, which shrinks
+	// a heat map to a square and a colour bar to a line (TestContour
+	// checks the result).
 	svgBytes = bytes.ReplaceAll(svgBytes,
 		[]byte(`xlink:href="data:image/jpg;base64,iVBOR`),
 		[]byte(`preserveAspectRatio="none" xlink:href="data:image/png;base64,iVBOR`))

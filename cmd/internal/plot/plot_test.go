@@ -1,9 +1,8 @@
 package plot
 
 import (
-	"gonum.org/v1/plot/palette/moreland"
-
 	"bytes"
+	"image/color"
 	"image/png"
 	"math"
 	"math/rand/v2"
@@ -11,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"gonum.org/v1/plot/palette/moreland"
 )
 
 // checkFigure checks that base.png decodes as a PNG and base.svg looks
@@ -221,7 +222,8 @@ func TestContour(t *testing.T) {
 		"signed":   {func(x, y float64) float64 { return math.Sin(x) * y }, 30},
 		"positive": {func(x, y float64) float64 { return math.Exp(-x*x - y*y) }, 60},
 		"constant": {func(x, y float64) float64 { return 2 }, 2},
-		// a one-signed range for which gonum's Palette(256) panics
+		// a one-signed range for which gonum's Palette(256) panicked in
+		// gonum/plot v0.11 (see TestPalette)
 		"palette rounding": {func(x, y float64) float64 {
 			if x < 0 {
 				return -1.952015349083347
@@ -244,18 +246,51 @@ func TestContour(t *testing.T) {
 			continue
 		}
 		checkFigure(t, dir, "f")
+		// the heat map and the colour bar: embedded as PNG, labelled
+		// so, stretched to their boxes (see save)
+		s, err := os.ReadFile(filepath.Join(dir, "f.svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		images := bytes.Count(s, []byte("<image "))
+		if n := bytes.Count(s, []byte(`preserveAspectRatio="none" xlink:href="data:image/png;base64,iVBOR`)); images != 2 || n != images || bytes.Count(s, []byte("preserveAspectRatio")) != n {
+			t.Errorf("%s: f.svg has %d images, %d of them PNG stretched to their boxes, want 2 and 2", name, images, n)
+		}
 	}
 }
 
-// TestColorsOf checks the palette that replaces gonum's ColorMap.Palette:
-// n colours from the map's minimum to its maximum, also for ranges where
-// Palette panics.
-func TestColorsOf(t *testing.T) {
-	for _, r := range [][2]float64{{-1.952015349083347, -0.5768191776791524}, {-2.747417927028856, 0.5252229127152306}, {0, 1}} {
+// TestPalette checks gonum's ColorMap.Palette as Contour uses it: 256
+// colours from the map's minimum to its maximum. In gonum/plot v0.11
+// Palette panicked ("palette: specified value > maximum") for ranges where
+// rounding put its last step just past the maximum, as for the first
+// range here; v0.17 takes the maximum itself as the last step.
+func TestPalette(t *testing.T) {
+	ranges := [][2]float64{{-1.952015349083347, -0.5768191776791524}, {-2.747417927028856, 0.5252229127152306}, {0, 1}, {-1e-300, 1e-300}, {1e300, 1.0000001e300}}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		lo := rng.NormFloat64() * math.Pow(10, float64(rng.IntN(13)-6))
+		hi := lo + rng.ExpFloat64()*math.Pow(10, float64(rng.IntN(13)-6))
+		if rng.IntN(3) == 0 { // a symmetric range, as for a two-signed f
+			m := math.Max(-lo, hi)
+			lo, hi = -m, m
+		}
+		if lo < hi {
+			ranges = append(ranges, [2]float64{lo, hi})
+		}
+	}
+	for _, r := range ranges {
 		cmap := moreland.SmoothBlueRed()
 		cmap.SetMin(r[0])
 		cmap.SetMax(r[1])
-		cs := colorsOf(cmap, 256).Colors()
+		var cs []color.Color
+		func() {
+			defer func() {
+				if e := recover(); e != nil {
+					t.Fatalf("%v: Palette(256) panics: %v", r, e)
+				}
+			}()
+			cs = cmap.Palette(256).Colors()
+		}()
 		if len(cs) != 256 {
 			t.Fatalf("%v: %d colours, want 256", r, len(cs))
 		}
