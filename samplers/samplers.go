@@ -6,7 +6,9 @@
 // Init builds a State from initial positions and Step advances every chain by
 // one update, evaluating the target's stochastic gradient once. All
 // randomness comes from the *rand.Rand passed to Step, so the same seed gives
-// bit-identical chains.
+// bit-identical chains. Run steps a kernel in a loop, with a Hook after each
+// step to record or evaluate the chains (a Collector keeps their positions)
+// and a context to interrupt it.
 //
 // Positions and momenta of K chains in D dimensions are stored
 // coordinate-major, as in package tasks: coordinate i of chain k is at i·K+k.
@@ -40,7 +42,9 @@ type Kernel interface {
 	// Init returns the state at positions theta0 (length D·K) with momenta
 	// p0, or zero momenta when p0 is nil. The slices are copied.
 	Init(theta0, p0 []float64) (*State, error)
-	// Step advances every chain of s by one update.
+	// Step advances every chain of s by one update and adds one to
+	// s.Steps. It returns a *DivergenceError if the new state, or the
+	// energy at the old one, is not finite or runs away (see Runaway).
 	Step(rng *rand.Rand, s *State) error
 }
 

@@ -5,8 +5,10 @@
 // It writes into --out: metrics.csv (one row per evaluation point),
 // summary.json (the run, its final metrics, the resolved flags and the code
 // it was built from), metrics.png/.svg (the metrics against steps) and, with
-// --trace N, trace.csv with every position of the first N chains. All files
-// are written atomically. Flags may also come from --flagfile FILE.
+// --trace N, trace.csv with every position of the first N chains.
+// metrics.csv grows by a complete row at each evaluation, so a long run can
+// be followed; the other files are written atomically. Flags may also come
+// from --flagfile FILE.
 //
 // An --out that holds a run is refused unless --force, which deletes that
 // run's files first; a directory that another run is writing is refused
@@ -171,28 +173,23 @@ func run(ctx context.Context, args []string) error {
 	var header []string
 	var rows [][]string
 	var traceRows [][]string
+	var metrics *cli.CSVAppender // metrics.csv, from the first evaluation on
+	defer func() {
+		if metrics != nil {
+			metrics.Close()
+		}
+	}()
 	bar := cli.NewProgress(o.steps, label, o.quiet, os.Stderr)
 	start := time.Now()
-	var runErr error
-	steps := 0
-	for step := 1; step <= o.steps; step++ {
-		if ctx.Err() != nil {
-			runErr = errors.New("interrupted")
-			if s := cli.Signal(ctx); s != nil {
-				runErr = fmt.Errorf("interrupted by %s", cli.SignalName(s))
-			}
-			break
-		}
-		if runErr = kernel.Step(rng, st); runErr != nil {
-			break
-		}
+	steps := 0 // the last step the monitor accepted
+	record := func(step int, st *samplers.State) error {
 		if warm != nil && step == o.warmupSteps {
-			if runErr = warm.SetStepSize(o.stepSize); runErr != nil {
-				break
+			if err := warm.SetStepSize(o.stepSize); err != nil {
+				return err
 			}
 		}
-		if runErr = mon.Observe(step, st.Theta); runErr != nil {
-			break
+		if err := mon.Observe(step, st.Theta); err != nil {
+			return err
 		}
 		steps = step
 		for c := 0; c < min(o.trace, o.chains); c++ {
@@ -205,30 +202,41 @@ func run(ctx context.Context, args []string) error {
 		if step%o.evalEvery == 0 || step == o.steps {
 			ms, err := mon.Metrics()
 			if err != nil {
-				runErr = err
-				break
+				return err
 			}
 			if header == nil {
-				header = []string{"step", "seconds"}
+				h := []string{"step", "seconds"}
 				for _, m := range ms {
-					header = append(header, m.Name)
+					h = append(h, m.Name)
 				}
+				if metrics, err = cli.CreateCSV(filepath.Join(o.out, "metrics.csv"), h); err != nil {
+					return err
+				}
+				header = h
 			}
 			row := []string{strconv.Itoa(step), cli.FormatFloat(time.Since(start).Seconds())}
 			for _, m := range ms {
 				row = append(row, cli.FormatFloat(m.Value))
 			}
-			rows = append(rows, row)
-			// keep metrics.csv current, so a long run can be followed
-			if runErr = cli.WriteCSV(filepath.Join(o.out, "metrics.csv"), header, rows); runErr != nil {
-				break
+			// a row at each evaluation, so a long run can be followed
+			if err := metrics.Append(row); err != nil {
+				return err
 			}
+			rows = append(rows, row)
 			if len(ms) > 0 {
 				bar.Describe(fmt.Sprintf("%s %s=%.4g", label, ms[0].Name, ms[0].Value))
 			}
 			bar.Log(step, metricsLine(ms))
 		}
 		bar.Add(1)
+		return nil
+	}
+	runErr := samplers.Run(ctx, kernel, rng, st, o.steps, record)
+	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
+		runErr = errors.New("interrupted")
+		if s := cli.Signal(ctx); s != nil {
+			runErr = fmt.Errorf("interrupted by %s", cli.SignalName(s))
+		}
 	}
 	bar.Finish()
 	seconds := time.Since(start).Seconds()
@@ -256,6 +264,13 @@ func run(ctx context.Context, args []string) error {
 		}
 		for _, m := range ms {
 			summary[m.Name] = m.Value
+		}
+	}
+	if metrics != nil {
+		err := metrics.Close()
+		metrics = nil
+		if err != nil {
+			return err
 		}
 	}
 	if err := writeOutputs(o, header, rows, traceRows, d, summary); err != nil {
@@ -472,9 +487,6 @@ func usage(err error) error {
 
 func writeOutputs(o options, header []string, rows, traceRows [][]string, d int, summary map[string]any) error {
 	if header != nil {
-		if err := cli.WriteCSV(filepath.Join(o.out, "metrics.csv"), header, rows); err != nil {
-			return err
-		}
 		if err := plotMetrics(filepath.Join(o.out, "metrics"), o, header, rows); err != nil {
 			return err
 		}

@@ -1,6 +1,6 @@
 // Package cli holds what the commands share: flags with flag files, atomic
-// output files, locked output directories, progress bars and log lines,
-// signal handling and one-line errors.
+// output files and appended CSV files, locked output directories, progress
+// bars and log lines, signal handling and one-line errors.
 package cli
 
 import (
