@@ -13,7 +13,7 @@
 # experiments/mnist-data/sampler.json, made by
 #   go run ./cmd/train --flagfile experiments/mnist-nt/train.flags --out runs/mnist/train-nt
 #   go run ./cmd/train --flagfile experiments/mnist-data/train.flags --out runs/mnist/train-data
-# (add --epochs N for a shorter schedule; see the READMEs for what was run).
+# (add --epochs N for a shorter schedule; see each directory's PROVENANCE.md for what was run).
 # "bash experiments/mnist-run.sh report" only writes the tables and figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."

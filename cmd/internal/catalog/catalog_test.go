@@ -25,7 +25,8 @@ func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Abs(b) }
 
 // TestMNISTSettingsAreTheAuthors checks the step sizes, α and clamps the
 // catalog derives against the values the authors' code uses
-// (../shared/reference/original-code.md §8.1, §8.2).
+// (BNN_MNIST/Sampler_Training.py and the evaluation scripts of
+// github.com/WenboGong/MetaSGMCMC).
 func TestMNISTSettingsAreTheAuthors(t *testing.T) {
 	haveData(t, "mnist/train-labels-idx1-ubyte.gz")
 	tests := []struct {

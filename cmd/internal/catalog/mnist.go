@@ -19,7 +19,9 @@ import (
 
 // mnistTask describes one of the paper's MNIST set-ups (section 5.2,
 // appendices D.2–D.3; the authors' hyper-parameters in
-// ../shared/reference/original-code.md §8).
+// BNN_MNIST/Sampler_Training.py, NetworkTopologyGeneralization.py,
+// SigmoidGeneralization.py and long_run_Dataset_Gen.py of
+// github.com/WenboGong/MetaSGMCMC).
 type mnistTask struct {
 	desc   string
 	net    bnn.MLP
