@@ -169,34 +169,3 @@ func (c *Chunked) Close() error {
 	}
 	return nil
 }
-
-// ShareSpans cuts [0, n) into spans of the given size and shares them out
-// among at most GOMAXPROCS goroutines, which take the next span as they
-// finish one. Each goroutine calls newWorker once for the function f it
-// calls on its spans [lo, hi), and done, when not nil, after its last span.
-// f must touch only its span (or its worker's own state); which goroutine
-// gets which span varies from run to run.
-func ShareSpans(n, span int, newWorker func() (f func(lo, hi int), done func())) {
-	spans := (n + span - 1) / span
-	workers := min(runtime.GOMAXPROCS(0), spans)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f, done := newWorker()
-			if done != nil {
-				defer done()
-			}
-			for {
-				sp := int(next.Add(1)) - 1
-				if sp >= spans {
-					return
-				}
-				f(sp*span, min((sp+1)*span, n))
-			}
-		}()
-	}
-	wg.Wait()
-}

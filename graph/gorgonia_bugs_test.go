@@ -15,6 +15,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/metasgmcmc/metasgmcmc/graph/graphtest"
 )
 
 // runPlain runs a plain Gorgonia tape machine over the outputs' subgraph.
@@ -122,7 +124,7 @@ func TestBugLongRecurrenceGradients(t *testing.T) {
 		W := Input(g, Float64, "W", 2, H)
 		U := Input(g, Float64, "U", H, H)
 		for i, n := range []*G.Node{X, W, U} {
-			d := Data(n)
+			d := graphtest.Data(n)
 			for j := range d {
 				d[j] = 0.5 * math.Sin(float64(7*j+3*i+1))
 			}
@@ -163,7 +165,7 @@ func TestBugLongRecurrenceGradients(t *testing.T) {
 			return v[0], err
 		}
 		eval()
-		res, err := CheckGradient(eval, [][]float64{Data(W), Data(U)}, [][]float64{values(t, grads[0]), values(t, grads[1])}, 1e-6, 0)
+		res, err := graphtest.CheckGradient(eval, [][]float64{graphtest.Data(W), graphtest.Data(U)}, [][]float64{values(t, grads[0]), values(t, grads[1])}, 1e-6, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,8 +210,8 @@ func TestBugRegisterReuseOverwritesValues(t *testing.T) {
 				runOurs(t, y)
 			}
 		}
-		if unchanged := close(Data(W), w0, 0); unchanged == plain {
-			t.Errorf("plain Gorgonia %v: after two runs W = %v, want %v", plain, Data(W), w0)
+		if unchanged := close(graphtest.Data(W), w0, 0); unchanged == plain {
+			t.Errorf("plain Gorgonia %v: after two runs W = %v, want %v", plain, graphtest.Data(W), w0)
 		}
 	}
 }
@@ -432,7 +434,7 @@ func TestSeveralWRTNodesAgree(t *testing.T) {
 	v1 := Input(g, Float64, "v1", 2, 4)
 	v2 := Input(g, Float64, "v2", 4, 1)
 	for i, n := range []*G.Node{x, w1, w2, v1, v2} {
-		d := Data(n)
+		d := graphtest.Data(n)
 		for j := range d {
 			d[j] = math.Sin(float64(5*j + 11*i + 1))
 		}
@@ -462,12 +464,12 @@ func TestSeveralWRTNodesAgree(t *testing.T) {
 	eval()
 	var ps, a1, a2 [][]float64
 	for i := range params {
-		ps = append(ps, Data(params[i]))
+		ps = append(ps, graphtest.Data(params[i]))
 		a1 = append(a1, values(t, per[i]))
 		a2 = append(a2, values(t, one[i]))
 	}
 	for name, an := range map[string][][]float64{"per node": a1, "one pass": a2} {
-		res, err := CheckGradient(eval, ps, an, 1e-6, 0)
+		res, err := graphtest.CheckGradient(eval, ps, an, 1e-6, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

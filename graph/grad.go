@@ -8,8 +8,25 @@ import (
 	G "gorgonia.org/gorgonia"
 )
 
+// Gorgonia internals. This file reads and writes two unexported fields of
+// gorgonia.Node through reflect and unsafe; the offsets are looked up by
+// name and type when the package loads, which panics if the pinned
+// Gorgonia changes them, and TestGorgoniaInternalsCanary checks that they
+// still mean what this code assumes.
+
 // derivOffset is the offset of Gorgonia's unexported Node.deriv field, which
 // caches the gradient node of the last symbolic differentiation.
+//
+// Written by ResetDerivs. Backpropagate reuses a node's deriv as its
+// gradient instead of differentiating it again ("previously
+// differentiated", differentiation.go in v0.9.18,
+// https://github.com/gorgonia/gorgonia/blob/v0.9.18/differentiation.go#L219-L223),
+// and Gorgonia has no way to clear it: Node.Deriv only reads it
+// (https://github.com/gorgonia/gorgonia/blob/v0.9.18/node.go#L319). We
+// found no upstream issue or pull request about it (the tracker search to
+// recheck: https://github.com/gorgonia/gorgonia/issues?q=deriv); v0.9.18
+// is the newest commit of Gorgonia's master that we checked (d7a3ce2).
+// The regression test is TestBugSecondGradReusesStaleDerivatives.
 var derivOffset = func() uintptr {
 	f, ok := reflect.TypeOf(G.Node{}).FieldByName("deriv")
 	if !ok || f.Type != reflect.TypeOf((*G.Node)(nil)) {
@@ -19,6 +36,16 @@ var derivOffset = func() uintptr {
 }()
 
 // childrenOffset is the offset of Gorgonia's unexported Node.children field.
+//
+// Only read, by children: Gorgonia v0.9.18 has no accessor of a node's
+// operands (https://github.com/gorgonia/gorgonia/blob/v0.9.18/node.go#L30)
+// but ExprGraph.From, which finds the node by a linear scan of the graph
+// the first time it is asked for it
+// (https://github.com/gorgonia/gorgonia/blob/v0.9.18/graph.go#L529-L541):
+// reachable, which visits every node, would be quadratic in the size of
+// the graph. We found no upstream issue or pull request about either (the
+// tracker search to recheck:
+// https://github.com/gorgonia/gorgonia/issues?q=children).
 var childrenOffset = func() uintptr {
 	f, ok := reflect.TypeOf(G.Node{}).FieldByName("children")
 	if !ok || f.Type != reflect.TypeOf(G.Nodes(nil)) {
@@ -49,8 +76,9 @@ func ResetDerivs(g *G.ExprGraph) {
 //   - it is right on repeated and second-order use (derivative caches are
 //     cleared first);
 //   - each w is differentiated in a backward pass of its own, because one
-//     Backpropagate over several WRT nodes has been measured to drop
-//     gradient contributions (see the package documentation);
+//     Backpropagate over several WRT nodes was measured to drop gradient
+//     contributions in early prototypes (the package documentation tells
+//     the story; TestSeveralWRTNodesAgree);
 //   - a w that cost does not depend on gets an all-zero gradient instead of
 //     an error.
 //

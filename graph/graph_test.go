@@ -8,6 +8,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/metasgmcmc/metasgmcmc/graph/graphtest"
 )
 
 // scalarFn builds a scalar cost of the input x.
@@ -58,7 +60,7 @@ func checkFirstAndSecond(t *testing.T, name string, f scalarFn, shape []int, x0 
 	if err := p.Run(); err != nil {
 		t.Fatal(err)
 	}
-	FreezeStopGradients(g, true) // the derivatives treat stop-gradient values as constants
+	graphtest.FreezeStopGradients(g, true) // the derivatives treat stop-gradient values as constants
 	for _, c := range []struct {
 		cost, grad *G.Node
 		order      string
@@ -77,7 +79,7 @@ func checkFirstAndSecond(t *testing.T, name string, f scalarFn, shape []int, x0 
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := CheckGradient(eval, [][]float64{Data(x)}, [][]float64{an}, 1e-6, 0)
+		res, err := graphtest.CheckGradient(eval, [][]float64{graphtest.Data(x)}, [][]float64{an}, 1e-6, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,11 +228,11 @@ func TestGradOfUnreachableNodeIsZero(t *testing.T) {
 func TestCheckGradientDetectsAWrongGradient(t *testing.T) {
 	x := []float64{1, 2}
 	f := func() (float64, error) { return x[0]*x[0] + 3*x[1], nil }
-	good, err := CheckGradient(f, [][]float64{x}, [][]float64{{2, 3}}, 1e-6, 0)
+	good, err := graphtest.CheckGradient(f, [][]float64{x}, [][]float64{{2, 3}}, 1e-6, 0)
 	if err != nil || good.Worst > 1e-8 {
 		t.Fatalf("right gradient flagged: %v %v", good, err)
 	}
-	bad, _ := CheckGradient(f, [][]float64{x}, [][]float64{{2, 1.5}}, 1e-6, 0)
+	bad, _ := graphtest.CheckGradient(f, [][]float64{x}, [][]float64{{2, 1.5}}, 1e-6, 0)
 	if bad.Worst < 0.3 || bad.Index != 1 {
 		t.Errorf("wrong gradient not flagged: %v", bad)
 	}
@@ -256,10 +258,10 @@ func TestFreezeStopGradientsHoldsValues(t *testing.T) {
 	}
 	f()
 	an, _ := Value(d[0], nil)
-	free, _ := CheckGradient(f, [][]float64{Data(x)}, [][]float64{an}, 1e-6, 0)
+	free, _ := graphtest.CheckGradient(f, [][]float64{graphtest.Data(x)}, [][]float64{an}, 1e-6, 0)
 	f() // run at the unperturbed point, then hold its stop-gradient values
-	FreezeStopGradients(g, true)
-	frozen, _ := CheckGradient(f, [][]float64{Data(x)}, [][]float64{an}, 1e-6, 0)
+	graphtest.FreezeStopGradients(g, true)
+	frozen, _ := graphtest.CheckGradient(f, [][]float64{graphtest.Data(x)}, [][]float64{an}, 1e-6, 0)
 	// without freezing, FD sees d(x²)/dx = 4 ≠ 2
 	if free.Worst < 0.3 {
 		t.Errorf("unfrozen FD should disagree with the stop-gradient derivative: %v", free)
@@ -318,11 +320,11 @@ func TestCoordMLP(t *testing.T) {
 		}
 		var params, an [][]float64
 		for i, n := range wrt {
-			params = append(params, Data(n))
+			params = append(params, graphtest.Data(n))
 			v, _ := Value(grads[i], nil)
 			an = append(an, v)
 		}
-		res, err := CheckGradient(eval, params, an, 1e-6, 0)
+		res, err := graphtest.CheckGradient(eval, params, an, 1e-6, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -220,6 +220,6 @@ func (m *CoordMLP) Forward(x *G.Node) (*G.Node, error) {
 	if len(s) != 2 || s[1] != m.Weights.Inputs {
 		return nil, fmt.Errorf("CoordMLP.Forward: input shape %v, want (n, %d)", s, m.Weights.Inputs)
 	}
-	op := mlpOp{kind: mlpValue, sizes: m.Weights.sizes(), act: m.Weights.Activation}
+	op := newMLPOp(mlpValue, m.Weights.sizes(), m.Weights.Activation)
 	return G.ApplyOp(op, append(G.Nodes{x}, m.Params()...)...)
 }

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"hash"
 	"math"
 	"sync"
 
@@ -11,6 +10,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 )
 
 // The per-coordinate MLP as fused Gorgonia ops. Built from Gorgonia's
@@ -38,10 +39,21 @@ import (
 // (U and u are the upstream gradients). The third derivatives — of
 // mlpParamGrad, mlpInputHVP and mlpMixed — are not implemented and make
 // Grad fail with an error rather than return something wrong.
+//
+// An mlpOp used only for its kernels (compute) needs no OpBase.
 type mlpOp struct {
+	OpBase
 	kind  mlpKind
 	sizes []int // in, hidden…, 1
 	act   Activation
+}
+
+// newMLPOp returns the op of the given kind for a network of the given
+// layer sizes and activation.
+func newMLPOp(kind mlpKind, sizes []int, act Activation) mlpOp {
+	op := mlpOp{kind: kind, sizes: sizes, act: act}
+	op.OpBase = NewOpBase(opNamespace, fmt.Sprintf("%s%v(%s)", mlpKindNames[kind], sizes, act), 1+2*op.layers()+op.extra())
+	return op
 }
 
 type mlpKind int
@@ -69,8 +81,6 @@ func (op mlpOp) extra() int {
 	}
 	return 2
 }
-
-func (op mlpOp) Arity() int { return 1 + 2*op.layers() + op.extra() }
 
 // paramShape is the shape of parameter j (W_l for even j, B_l for odd).
 func (op mlpOp) paramShape(j int) []int {
@@ -158,27 +168,7 @@ func (op mlpOp) paramOffset(j int) int {
 	return off
 }
 
-func (op mlpOp) ReturnsPtr() bool     { return false }
-func (op mlpOp) CallsExtern() bool    { return false }
-func (op mlpOp) OverwritesInput() int { return -1 }
-
-func (op mlpOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.%v", op) }
-
-func (op mlpOp) Hashcode() uint32 { return HashOf(op) }
-
-func (op mlpOp) String() string {
-	return fmt.Sprintf("%s%v(%s)", mlpKindNames[op.kind], op.sizes, op.act)
-}
-
-func (op mlpOp) DiffWRT(n int) []bool {
-	d := make([]bool, n)
-	for i := range d {
-		d[i] = true
-	}
-	return d
-}
-
-func (op mlpOp) with(kind mlpKind) mlpOp { return mlpOp{kind: kind, sizes: op.sizes, act: op.act} }
+func (op mlpOp) with(kind mlpKind) mlpOp { return newMLPOp(kind, op.sizes, op.act) }
 
 // paramGrads applies a flat parameter-gradient op and splits its result
 // into the parameters' shapes.
@@ -250,10 +240,6 @@ func (op mlpOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 		return nil, fmt.Errorf("%v: third derivatives of the fused MLP are not implemented", op)
 	}
 	return ds, nil
-}
-
-func (op mlpOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
-	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
 }
 
 // Do evaluates the op row by row, in parallel over blocks of rows.
@@ -349,7 +335,7 @@ func (op mlpOp) compute(data [][]float64, out, value []float64) {
 	// workers; a reduction adds the spans' partial sums in span order, so
 	// the result does not depend on the number of workers.
 	partial := make([][]float64, (n+mlpSpan-1)/mlpSpan)
-	ShareSpans(n, mlpSpan, func() (func(lo, hi int), func()) {
+	spans.Share(n, mlpSpan, func() (func(lo, hi int), func()) {
 		k := getMLPKernel(op, params)
 		return func(lo, hi int) {
 			if reduce {

@@ -8,6 +8,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/metasgmcmc/metasgmcmc/graph/graphtest"
 )
 
 // primitiveForward is the per-coordinate MLP built from Gorgonia's own
@@ -92,7 +94,7 @@ func mlpCosts(t *testing.T, fused bool, act Activation, hidden []int) (vals [][]
 		return v[0], err
 	}
 	params := w.Params()
-	res, err := CheckGradient(eval, append([][]float64{Data(x)}, params...), vals[3:], 1e-6, 0)
+	res, err := graphtest.CheckGradient(eval, append([][]float64{graphtest.Data(x)}, params...), vals[3:], 1e-6, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

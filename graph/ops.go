@@ -2,8 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"hash"
-	"hash/fnv"
 	"math"
 
 	"github.com/chewxy/hm"
@@ -31,11 +29,25 @@ var kindNames = [...]string{"Copy", "Clamp", "ClampGate", "Neg", "Abs", "Sign", 
 // derivative of the clamp is grad ⊙ gate(x), where gate is a
 // constant-gradient (non-differentiable) op.
 type elemOp struct {
+	OpBase
 	kind   elemKind
 	lo, hi float64 // clamp bounds
 }
 
-func (op elemOp) Arity() int { return 1 }
+// opNamespace is the namespace of this package's ops (see NewOpBase).
+const opNamespace = "metasgmcmc"
+
+// newElemOp returns the op of the given kind; lo and hi are the bounds of
+// the clamp and its gate, and ignored by the other kinds.
+func newElemOp(kind elemKind, lo, hi float64) elemOp {
+	name := kindNames[kind]
+	if kind == kindClamp || kind == kindClampGate {
+		name = fmt.Sprintf("%s(%v,%v)", name, lo, hi)
+	} else {
+		lo, hi = 0, 0
+	}
+	return elemOp{OpBase: NewOpBase(opNamespace, name, 1), kind: kind, lo: lo, hi: hi}
+}
 
 func (op elemOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
@@ -153,26 +165,6 @@ func mapValue(prealloc, v G.Value, f func(float64) float64, f32 func(float32) fl
 	return nil, fmt.Errorf("%v: unsupported value %T", op, v)
 }
 
-func (op elemOp) ReturnsPtr() bool     { return false }
-func (op elemOp) CallsExtern() bool    { return false }
-func (op elemOp) OverwritesInput() int { return -1 }
-
-func (op elemOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "metasgmcmc.%s", kindNames[op.kind])
-	if op.kind == kindClamp || op.kind == kindClampGate {
-		fmt.Fprintf(h, "(%v,%v)", op.lo, op.hi)
-	}
-}
-
-func (op elemOp) Hashcode() uint32 { return HashOf(op) }
-
-func (op elemOp) String() string {
-	if op.kind == kindClamp || op.kind == kindClampGate {
-		return fmt.Sprintf("%s(%v,%v)", kindNames[op.kind], op.lo, op.hi)
-	}
-	return kindNames[op.kind]
-}
-
 // DiffWRT reports whether gradients flow to the input.
 func (op elemOp) DiffWRT(int) []bool {
 	switch op.kind {
@@ -193,9 +185,9 @@ func (op elemOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) 
 	case kindNeg:
 		return G.Nodes{Neg(grad)}, nil
 	case kindClamp:
-		gate = elemOp{kind: kindClampGate, lo: op.lo, hi: op.hi}
+		gate = newElemOp(kindClampGate, op.lo, op.hi)
 	case kindAbs:
-		gate = elemOp{kind: kindSign}
+		gate = newElemOp(kindSign, 0, 0)
 	case kindSqrt:
 		// Gorgonia's own derivative of its Sqrt, term for term
 		two := Scalar(output.Graph(), output.Dtype(), 2)
@@ -215,19 +207,6 @@ func (op elemOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) 
 	return G.Nodes{d}, nil
 }
 
-// DoDiff is required by Gorgonia's LispMachine, which this project does not use.
-func (op elemOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
-	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
-}
-
-// HashOf is the Hashcode that Gorgonia's Op interface asks for, from the
-// op's WriteHash: every op of this project computes it so.
-func HashOf(op interface{ WriteHash(hash.Hash) }) uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
-
 func applyElem(op elemOp, x *G.Node) *G.Node {
 	return G.Must(G.ApplyOp(op, x))
 }
@@ -236,22 +215,22 @@ func applyElem(op elemOp, x *G.Node) *G.Node {
 // memory. Use it on Reshape or Slice views of input nodes before they feed
 // element-wise ops: Gorgonia's tape machine otherwise writes through the view
 // into the input's own value on every run.
-func Copy(x *G.Node) *G.Node { return applyElem(elemOp{kind: kindCopy}, x) }
+func Copy(x *G.Node) *G.Node { return applyElem(newElemOp(kindCopy, 0, 0), x) }
 
 // Neg is −x. Unlike Gorgonia's negation, which copies its input on every
 // run, it writes into its last result (Program.Run); its derivative is Neg
 // again. Gorgonia's subtraction differentiates into its negation, so
 // x + Neg(y) is the way to write x − y (the same value, bit for bit) in
 // graphs that are differentiated and run many times.
-func Neg(x *G.Node) *G.Node { return applyElem(elemOp{kind: kindNeg}, x) }
+func Neg(x *G.Node) *G.Node { return applyElem(newElemOp(kindNeg, 0, 0), x) }
 
 // Abs is |x|, which writes into its last result like Neg. Its derivative
 // is grad ⊙ sign(x) (0 at 0, as Gorgonia's), differentiable again (to 0).
-func Abs(x *G.Node) *G.Node { return applyElem(elemOp{kind: kindAbs}, x) }
+func Abs(x *G.Node) *G.Node { return applyElem(newElemOp(kindAbs, 0, 0), x) }
 
 // Sqrt is √x, which writes into its last result like Neg, with Gorgonia's
 // derivative grad / (2·√x), differentiable again.
-func Sqrt(x *G.Node) *G.Node { return applyElem(elemOp{kind: kindSqrt}, x) }
+func Sqrt(x *G.Node) *G.Node { return applyElem(newElemOp(kindSqrt, 0, 0), x) }
 
 // ClampGate is 1 where lo < x < hi and 0 elsewhere: the derivative of
 // Clamp(x, lo, hi), as a value. It is not differentiable (no gradient passes
@@ -260,7 +239,7 @@ func ClampGate(x *G.Node, lo, hi float64) *G.Node {
 	if lo > hi {
 		panic(fmt.Sprintf("graph.ClampGate: lo %v > hi %v", lo, hi))
 	}
-	return applyElem(elemOp{kind: kindClampGate, lo: lo, hi: hi}, x)
+	return applyElem(newElemOp(kindClampGate, lo, hi), x)
 }
 
 // Clamp is min(max(x, lo), hi). Its derivative is 1 strictly inside (lo, hi)
@@ -269,7 +248,7 @@ func Clamp(x *G.Node, lo, hi float64) *G.Node {
 	if lo > hi {
 		panic(fmt.Sprintf("graph.Clamp: lo %v > hi %v", lo, hi))
 	}
-	return applyElem(elemOp{kind: kindClamp, lo: lo, hi: hi}, x)
+	return applyElem(newElemOp(kindClamp, lo, hi), x)
 }
 
 // keepAliveOp consumes every value of a program as its final instruction.
@@ -278,9 +257,14 @@ func Clamp(x *G.Node, lo, hi float64) *G.Node {
 // allocated earlier. Values that alias it (Reshape and other views, or any
 // node read back after the run) are silently overwritten. With one final
 // consumer of every node no register is reused, so no op writes in place.
-type keepAliveOp struct{ n int }
+type keepAliveOp struct {
+	OpBase
+	n int
+}
 
-func (op keepAliveOp) Arity() int { return op.n }
+func newKeepAliveOp(n int) keepAliveOp {
+	return keepAliveOp{OpBase: NewOpBase(opNamespace, fmt.Sprintf("KeepAlive(%d)", n), n), n: n}
+}
 
 func (op keepAliveOp) Type() hm.Type {
 	ts := make([]hm.Type, op.n+1)
@@ -299,10 +283,3 @@ func (op keepAliveOp) Do(...G.Value) (G.Value, error) {
 	v := G.F64(0)
 	return &v, nil
 }
-
-func (op keepAliveOp) ReturnsPtr() bool      { return false }
-func (op keepAliveOp) CallsExtern() bool     { return false }
-func (op keepAliveOp) OverwritesInput() int  { return -1 }
-func (op keepAliveOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.KeepAlive(%d)", op.n) }
-func (op keepAliveOp) Hashcode() uint32      { return HashOf(op) }
-func (op keepAliveOp) String() string        { return fmt.Sprintf("KeepAlive(%d)", op.n) }

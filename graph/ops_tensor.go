@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"hash"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -19,6 +18,7 @@ import (
 
 // rangeOp is a tensor op that selects, pads or joins ranges along one axis.
 type rangeOp struct {
+	OpBase
 	kind  rangeKind
 	axis  int
 	start int   // slice and pad: first index along axis
@@ -35,11 +35,22 @@ const (
 	rangeConcat                  // operands joined along axis
 )
 
-func (op rangeOp) Arity() int {
-	if op.kind == rangeConcat {
-		return len(op.sizes)
+// newRangeOp returns a slice or pad (of the range start, size along axis)
+// or a concat (of operands of the given sizes along axis) of tensors of
+// dims dimensions.
+func newRangeOp(kind rangeKind, axis, start, size int, sizes []int, dims int) rangeOp {
+	var name string
+	arity := 1
+	switch kind {
+	case rangeSlice:
+		name = fmt.Sprintf("Slice(axis=%d, %d:%d, dims=%d)", axis, start, start+size, dims)
+	case rangePad:
+		name = fmt.Sprintf("Pad(axis=%d, at=%d, size=%d, dims=%d)", axis, start, size, dims)
+	default:
+		name = fmt.Sprintf("Concat(axis=%d, sizes=%v, dims=%d)", axis, sizes, dims)
+		arity = len(sizes)
 	}
-	return 1
+	return rangeOp{OpBase: NewOpBase(opNamespace, name, arity), kind: kind, axis: axis, start: start, size: size, sizes: sizes, dims: dims}
 }
 
 func (op rangeOp) Type() hm.Type {
@@ -162,48 +173,22 @@ func rangeDo[T float32 | float64](op rangeOp, ts []tensor.Tensor, outShape tenso
 	return nil
 }
 
-func (op rangeOp) ReturnsPtr() bool     { return false }
-func (op rangeOp) CallsExtern() bool    { return false }
-func (op rangeOp) OverwritesInput() int { return -1 }
-
-func (op rangeOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.%v", op) }
-
-func (op rangeOp) Hashcode() uint32 { return HashOf(op) }
-
-func (op rangeOp) String() string {
-	switch op.kind {
-	case rangeSlice:
-		return fmt.Sprintf("Slice(axis=%d, %d:%d, dims=%d)", op.axis, op.start, op.start+op.size, op.dims)
-	case rangePad:
-		return fmt.Sprintf("Pad(axis=%d, at=%d, size=%d, dims=%d)", op.axis, op.start, op.size, op.dims)
-	}
-	return fmt.Sprintf("Concat(axis=%d, sizes=%v, dims=%d)", op.axis, op.sizes, op.dims)
-}
-
-func (op rangeOp) DiffWRT(n int) []bool {
-	d := make([]bool, n)
-	for i := range d {
-		d[i] = true
-	}
-	return d
-}
-
 // SymDiff: the derivative of a slice is a pad of the gradient and vice
 // versa; the derivative of a concat is one slice of the gradient per operand.
 func (op rangeOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	switch op.kind {
 	case rangeSlice:
 		in := inputs[0].Shape()
-		d, err := G.ApplyOp(rangeOp{kind: rangePad, axis: op.axis, start: op.start, size: in[op.axis], dims: op.dims}, grad)
+		d, err := G.ApplyOp(newRangeOp(rangePad, op.axis, op.start, in[op.axis], nil, op.dims), grad)
 		return G.Nodes{d}, err
 	case rangePad:
-		d, err := G.ApplyOp(rangeOp{kind: rangeSlice, axis: op.axis, start: op.start, size: inputs[0].Shape()[op.axis], dims: op.dims}, grad)
+		d, err := G.ApplyOp(newRangeOp(rangeSlice, op.axis, op.start, inputs[0].Shape()[op.axis], nil, op.dims), grad)
 		return G.Nodes{d}, err
 	}
 	ds := make(G.Nodes, len(inputs))
 	start := 0
 	for i, n := range op.sizes {
-		d, err := G.ApplyOp(rangeOp{kind: rangeSlice, axis: op.axis, start: start, size: n, dims: op.dims}, grad)
+		d, err := G.ApplyOp(newRangeOp(rangeSlice, op.axis, start, n, nil, op.dims), grad)
 		if err != nil {
 			return nil, err
 		}
@@ -211,10 +196,6 @@ func (op rangeOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 		start += n
 	}
 	return ds, nil
-}
-
-func (op rangeOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
-	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
 }
 
 // Slice returns x[start:end] along axis, keeping the axis (of length
@@ -228,7 +209,7 @@ func Slice(x *G.Node, axis, start, end int) (*G.Node, error) {
 	if start < 0 || end > s[axis] || start >= end {
 		return nil, fmt.Errorf("graph.Slice: range %d:%d out of bounds for axis %d of shape %v", start, end, axis, s)
 	}
-	return G.ApplyOp(rangeOp{kind: rangeSlice, axis: axis, start: start, size: end - start, dims: len(s)}, x)
+	return G.ApplyOp(newRangeOp(rangeSlice, axis, start, end-start, nil, len(s)), x)
 }
 
 // Concat joins xs along axis. It replaces G.Concat, whose gradient slices are
@@ -255,7 +236,7 @@ func Concat(axis int, xs ...*G.Node) (*G.Node, error) {
 		}
 		sizes[i] = s[axis]
 	}
-	return G.ApplyOp(rangeOp{kind: rangeConcat, axis: axis, sizes: sizes, dims: len(s0)}, xs...)
+	return G.ApplyOp(newRangeOp(rangeConcat, axis, 0, 0, sizes, len(s0)), xs...)
 }
 
 // Reshape returns x with a new shape, as a fresh copy. Gorgonia's Reshape

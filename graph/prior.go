@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"hash"
 	"math"
 
 	"github.com/chewxy/hm"
@@ -23,21 +22,23 @@ func GaussianPrior(theta *G.Node, sigma float64) (*G.Node, error) {
 	if theta.Shape().Dims() != 2 {
 		return nil, fmt.Errorf("graph.GaussianPrior: positions of shape %v, want (D, K)", theta.Shape())
 	}
-	return G.ApplyOp(priorOp{sigma2: sigma * sigma}, theta)
+	return G.ApplyOp(newPriorOp(sigma*sigma, false), theta)
 }
 
 // priorOp is GaussianPrior's value (grad false) or, with grad, its
 // derivative (θ, g) ↦ θ_ik·g_k/σ².
 type priorOp struct {
+	OpBase
 	sigma2 float64
 	grad   bool
 }
 
-func (op priorOp) Arity() int {
-	if op.grad {
-		return 2
+func newPriorOp(sigma2 float64, grad bool) priorOp {
+	name, arity := fmt.Sprintf("GaussianPrior(σ²=%v)", sigma2), 1
+	if grad {
+		name, arity = fmt.Sprintf("GaussianPriorGrad(σ²=%v)", sigma2), 2
 	}
-	return 1
+	return priorOp{OpBase: NewOpBase(opNamespace, name, arity), sigma2: sigma2, grad: grad}
 }
 
 func (op priorOp) Type() hm.Type {
@@ -132,21 +133,6 @@ func priorDo[T float32 | float64](op priorOp, theta []T, ts []tensor.Tensor, d, 
 	return out, nil
 }
 
-func (op priorOp) ReturnsPtr() bool     { return false }
-func (op priorOp) CallsExtern() bool    { return false }
-func (op priorOp) OverwritesInput() int { return -1 }
-
-func (op priorOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.%v", op) }
-
-func (op priorOp) Hashcode() uint32 { return HashOf(op) }
-
-func (op priorOp) String() string {
-	if op.grad {
-		return fmt.Sprintf("GaussianPriorGrad(σ²=%v)", op.sigma2)
-	}
-	return fmt.Sprintf("GaussianPrior(σ²=%v)", op.sigma2)
-}
-
 func (op priorOp) DiffWRT(int) []bool {
 	if op.grad {
 		return []bool{false, false}
@@ -158,13 +144,9 @@ func (op priorOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 	if op.grad {
 		return nil, fmt.Errorf("%v: the prior's gradient is not differentiated again", op)
 	}
-	d, err := G.ApplyOp(priorOp{sigma2: op.sigma2, grad: true}, inputs[0], grad)
+	d, err := G.ApplyOp(newPriorOp(op.sigma2, true), inputs[0], grad)
 	if err != nil {
 		return nil, err
 	}
 	return G.Nodes{d}, nil
-}
-
-func (op priorOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
-	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	G "gorgonia.org/gorgonia"
+
+	"github.com/metasgmcmc/metasgmcmc/graph/graphtest"
 )
 
 // TestGaussianPrior checks the fused prior against its closed form and its
@@ -66,7 +68,7 @@ func TestGaussianPrior(t *testing.T) {
 		v, err := Value(cost, nil)
 		return v[0], err
 	}
-	res, err := CheckGradient(f, [][]float64{Data(theta)}, [][]float64{an}, 1e-6, 0)
+	res, err := graphtest.CheckGradient(f, [][]float64{graphtest.Data(theta)}, [][]float64{an}, 1e-6, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

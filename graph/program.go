@@ -46,7 +46,7 @@ func Compile(outputs ...*G.Node) (*Program, error) {
 	}
 	// Built without G.ApplyOp, whose type inference is quadratic in the
 	// number of operands.
-	sink := G.NewUniqueNode(G.WithType(tensor.Float64), G.WithOp(keepAliveOp{n: len(live)}),
+	sink := G.NewUniqueNode(G.WithType(tensor.Float64), G.WithOp(newKeepAliveOp(len(live))),
 		G.WithChildren(live), G.In(g), G.WithShape())
 	// WithWatchlist with no nodes watches all: the machine's per-instruction
 	// logging then returns at once (with no logger it prints nothing either
@@ -64,6 +64,18 @@ func Compile(outputs ...*G.Node) (*Program, error) {
 // (Gorgonia's element-wise and matrix ops, and this package's ops) write
 // their results into it. Because Compile keeps every value alive, each
 // register belongs to one node, so it never aliases another node's value.
+//
+// The field is unexported and Gorgonia has no way to rewind a machine but
+// Reset. Reset has dropped the registers since
+// https://github.com/gorgonia/gorgonia/pull/467, the fix of
+// https://github.com/gorgonia/gorgonia/issues/466 (two runs with a Reset
+// between them gave different results); we found no upstream issue or
+// pull request for a rewind that keeps them. Compile's keep-alive sink
+// (every register belongs to one node) is what makes keeping them safe
+// here. The field's name and type are checked when
+// a program is compiled, and TestGorgoniaInternalsCanary and
+// TestProgramRerunMatchesFreshProgram check that rewinding it reruns the
+// whole program with the new inputs, bit for bit.
 func programCounter(vm G.VM) *int {
 	f := reflect.ValueOf(vm).Elem().FieldByName("pc")
 	if f.Kind() != reflect.Int {
@@ -165,18 +177,4 @@ func grow(dst []float64, n int) []float64 {
 		return make([]float64, n)
 	}
 	return dst[:n]
-}
-
-// Data returns the float64 slice backing the value of a float64 input node,
-// for in-place edits (as finite-difference checks do).
-func Data(n *G.Node) []float64 {
-	t, ok := n.Value().(tensor.Tensor)
-	if !ok {
-		panic(fmt.Sprintf("graph.Data %v: not a tensor value", n))
-	}
-	d, ok := t.Data().([]float64)
-	if !ok {
-		panic(fmt.Sprintf("graph.Data %v: dtype %v, want float64", n, t.Dtype()))
-	}
-	return d
 }

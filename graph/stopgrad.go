@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"hash"
 
 	"github.com/chewxy/hm"
 	G "gorgonia.org/gorgonia"
@@ -13,15 +12,17 @@ import (
 // higher-order. Each node also remembers the value it last passed on, so that
 // a finite-difference check can hold it fixed (FreezeStopGradients): the
 // analytic gradient of a graph with stop-gradients treats their values as
-// constants, and a finite-difference check must do the same.
-type stopGradOp struct{ slot *frozenValue }
+// constants, and a finite-difference check must do the same (see
+// graphtest.FreezeStopGradients).
+type stopGradOp struct {
+	OpBase
+	slot *frozenValue
+}
 
 type frozenValue struct {
 	frozen bool
 	v      G.Value
 }
-
-func (op stopGradOp) Arity() int { return 1 }
 
 func (op stopGradOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
@@ -60,35 +61,21 @@ func (op stopGradOp) UsePreallocDo(prealloc G.Value, v ...G.Value) (G.Value, err
 	return out, err
 }
 
-func (op stopGradOp) ReturnsPtr() bool      { return false }
-func (op stopGradOp) CallsExtern() bool     { return false }
-func (op stopGradOp) OverwritesInput() int  { return -1 }
-func (op stopGradOp) WriteHash(h hash.Hash) { fmt.Fprint(h, "metasgmcmc.StopGradient") }
-func (op stopGradOp) Hashcode() uint32      { return HashOf(op) }
-func (op stopGradOp) String() string        { return "StopGradient" }
-func (op stopGradOp) DiffWRT(int) []bool    { return []bool{false} }
+func (op stopGradOp) DiffWRT(int) []bool { return []bool{false} }
+
 func (op stopGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
 	return G.Nodes{nil}, nil
 }
-func (op stopGradOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
-	return fmt.Errorf("StopGradient: automatic (LispMachine) differentiation is not supported")
-}
+
+// FreezeStopGradient makes the node output, from now on, the value it
+// passed on in the last run (on = true), or its input again (on = false).
+// It is graphtest.FreezeStopGradients's way in; the op type is not
+// exported.
+func (op stopGradOp) FreezeStopGradient(on bool) { op.slot.frozen = on }
 
 // StopGradient returns x unchanged in the forward pass and blocks every
 // gradient through it, first- and higher-order (Gorgonia has no such op).
 func StopGradient(x *G.Node) *G.Node {
-	return G.Must(G.ApplyOp(stopGradOp{slot: &frozenValue{}}, x))
-}
-
-// FreezeStopGradients makes every StopGradient node of g output, from now
-// on, the value it passed on in the last run (on = true), or its input again
-// (on = false). A finite-difference check of a graph with stop-gradients
-// runs the graph once, freezes, and then perturbs the parameters: the
-// numeric derivative then has the meaning of the analytic one.
-func FreezeStopGradients(g *G.ExprGraph, on bool) {
-	for _, n := range g.AllNodes() {
-		if op, ok := n.Op().(stopGradOp); ok {
-			op.slot.frozen = on
-		}
-	}
+	op := stopGradOp{OpBase: NewOpBase(opNamespace, "StopGradient", 1), slot: &frozenValue{}}
+	return G.Must(G.ApplyOp(op, x))
 }

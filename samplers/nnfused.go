@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
@@ -109,7 +110,7 @@ func (s *NNSGHMC) stepFusedFD(st *State, e *tasks.Eval) {
 	sc := cfg.scales(e, s.d, s.target.DataSize())
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
 	f := &fusedFD{NNSGHMC: s, featureScales: sc, fq: newShallowNet(cfg.Q, sc.u), fd: newShallowNet(cfg.D, sc.u)}
-	graph.ShareSpans(n, fusedSpan, func() (func(lo, hi int), func()) {
+	spans.Share(n, fusedSpan, func() (func(lo, hi int), func()) {
 		var b fusedScratch
 		return func(lo, hi int) {
 			for i := lo; i < hi; i += fusedBlock {
@@ -264,7 +265,7 @@ func (s *NNSGHMC) stepFusedExact(st *State) {
 	n := len(st.Theta)
 	fq, fd := newGradNet(cfg.Q), newGradNet(cfg.D)
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
-	graph.ShareSpans(n, fusedSpan, func() (func(lo, hi int), func()) {
+	spans.Share(n, fusedSpan, func() (func(lo, hi int), func()) {
 		var b fusedScratch
 		return func(lo, hi int) {
 			for i := lo; i < hi; i += fusedBlock {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
@@ -160,7 +161,7 @@ func (cfg *NNConfig) Features(e *tasks.Eval, d, k int, n float64, f *Features) {
 	f.GFeat = grow(f.GFeat, d*k)
 	sc := cfg.scales(e, d, n)
 	u, su, sg, coef := sc.u, sc.su, sc.sg, sc.coef
-	graph.ShareSpans(d*k, 1<<14, func() (func(lo, hi int), func()) {
+	spans.Share(d*k, 1<<14, func() (func(lo, hi int), func()) {
 		return func(lo, hi int) {
 			for j := lo; j < hi; j++ {
 				f.U[j] = u[j%k]

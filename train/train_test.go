@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/graph/graphtest"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
@@ -166,7 +167,7 @@ func TestUnrolledLossGradientMatchesFiniteDifferences(t *testing.T) {
 	for l, name := range []string{"cross-chain", "in-chain"} {
 		rp := newReplay(t, before, d*k, got)
 		params := append(rp.sg.QNet.Weights.Params(), rp.sg.DNet.Weights.Params()...)
-		res, err := graph.CheckGradient(func() (float64, error) { return rp.loss(l) }, params, got.grads[l], 1e-6, 0)
+		res, err := graphtest.CheckGradient(func() (float64, error) { return rp.loss(l) }, params, got.grads[l], 1e-6, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

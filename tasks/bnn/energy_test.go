@@ -9,6 +9,7 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/graph/graphtest"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
@@ -269,7 +270,7 @@ func TestGradientFiniteDifferences(t *testing.T) {
 				t.Fatal(err)
 			}
 			grad := append([]float64(nil), eval.Grad...)
-			res, err := graph.CheckGradient(f, [][]float64{theta}, [][]float64{grad}, 1e-6, 0)
+			res, err := graphtest.CheckGradient(f, [][]float64{theta}, [][]float64{grad}, 1e-6, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

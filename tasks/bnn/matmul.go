@@ -2,7 +2,6 @@ package bnn
 
 import (
 	"fmt"
-	"hash"
 
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/blas"
@@ -21,10 +20,20 @@ import (
 // set, is one GEMM that reads X transposed in place. The derivative is not
 // differentiated again (nothing differentiates the energy's gradient).
 type dataMatMulOp struct {
+	graph.OpBase
 	grad bool // Xᵀ·G (in, n) from X (M, in) and G (M, n), instead of X·W
 }
 
-func (op dataMatMulOp) Arity() int { return 2 }
+// opNamespace is the namespace of this package's ops (see graph.NewOpBase).
+const opNamespace = "metasgmcmc.bnn"
+
+func newDataMatMulOp(grad bool) dataMatMulOp {
+	name := "DataMatMul"
+	if grad {
+		name = "DataMatMulGrad"
+	}
+	return dataMatMulOp{OpBase: graph.NewOpBase(opNamespace, name, 2), grad: grad}
+}
 
 func (op dataMatMulOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
@@ -87,21 +96,6 @@ func (op dataMatMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value
 		})
 }
 
-func (op dataMatMulOp) ReturnsPtr() bool     { return false }
-func (op dataMatMulOp) CallsExtern() bool    { return false }
-func (op dataMatMulOp) OverwritesInput() int { return -1 }
-
-func (op dataMatMulOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.bnn.%v", op) }
-
-func (op dataMatMulOp) Hashcode() uint32 { return graph.HashOf(op) }
-
-func (op dataMatMulOp) String() string {
-	if op.grad {
-		return "DataMatMulGrad"
-	}
-	return "DataMatMul"
-}
-
 func (op dataMatMulOp) DiffWRT(int) []bool { return []bool{false, !op.grad} }
 
 // SymDiff returns no gradient for the data and Xᵀ·G for the weights.
@@ -109,16 +103,12 @@ func (op dataMatMulOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, e
 	if op.grad {
 		return nil, fmt.Errorf("%v: the energy's gradient is not differentiated again", op)
 	}
-	dw, err := G.ApplyOp(dataMatMulOp{grad: true}, inputs[0], grad)
+	dw, err := G.ApplyOp(newDataMatMulOp(true), inputs[0], grad)
 	if err != nil {
 		return nil, err
 	}
 	return G.Nodes{nil, dw}, nil
 }
 
-func (op dataMatMulOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
-	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
-}
-
 // dataMatMul returns X·W for the data x and weights w; see dataMatMulOp.
-func dataMatMul(x, w *G.Node) (*G.Node, error) { return G.ApplyOp(dataMatMulOp{}, x, w) }
+func dataMatMul(x, w *G.Node) (*G.Node, error) { return G.ApplyOp(newDataMatMulOp(false), x, w) }

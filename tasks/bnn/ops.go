@@ -2,7 +2,6 @@ package bnn
 
 import (
 	"fmt"
-	"hash"
 	"math"
 
 	"github.com/chewxy/hm"
@@ -31,9 +30,15 @@ import (
 // biasActGradOp, which are not differentiable again (nothing differentiates
 // the energy's gradient).
 type biasActOp struct {
+	graph.OpBase
 	first bool
 	act   layerAct
 	k     int // chains
+}
+
+func newBiasActOp(first bool, act layerAct, k int) biasActOp {
+	name := fmt.Sprintf("BiasAct%s(first=%v,K=%d)", layerActNames[act], first, k)
+	return biasActOp{OpBase: graph.NewOpBase(opNamespace, name, 2), first: first, act: act, k: k}
 }
 
 // layerAct is the activation biasActOp applies.
@@ -71,8 +76,6 @@ func (op biasActOp) zRow(c, r, m, out int) (off, stride int) {
 	}
 	return (c*m + r) * out, 1
 }
-
-func (op biasActOp) Arity() int { return 2 }
 
 func (op biasActOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
@@ -142,45 +145,41 @@ func biasAct[T float32 | float64](op biasActOp, y, z, b []T, m, out int) {
 	}
 }
 
-func (op biasActOp) ReturnsPtr() bool     { return false }
-func (op biasActOp) CallsExtern() bool    { return false }
-func (op biasActOp) OverwritesInput() int { return -1 }
-
-func (op biasActOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.bnn.%v", op) }
-
-func (op biasActOp) Hashcode() uint32 { return graph.HashOf(op) }
-
-func (op biasActOp) String() string {
-	return fmt.Sprintf("BiasAct%s(first=%v,K=%d)", layerActNames[op.act], op.first, op.k)
-}
-
-func (op biasActOp) DiffWRT(int) []bool { return []bool{true, true} }
-
 // SymDiff returns ∂/∂z and ∂/∂b, both computed from the output y and the
 // upstream gradient g: g⊙act'(y), laid out like z, and its sum over rows.
 func (op biasActOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	dz, err := G.ApplyOp(biasActGradOp{biasActOp: op, wrtBias: false, z: inputs[0].Shape().Clone()}, output, grad)
+	dz, err := G.ApplyOp(newBiasActGradOp(op, false, inputs[0].Shape().Clone()), output, grad)
 	if err != nil {
 		return nil, err
 	}
-	db, err := G.ApplyOp(biasActGradOp{biasActOp: op, wrtBias: true, z: inputs[0].Shape().Clone()}, output, grad)
+	db, err := G.ApplyOp(newBiasActGradOp(op, true, inputs[0].Shape().Clone()), output, grad)
 	if err != nil {
 		return nil, err
 	}
 	return G.Nodes{dz, db}, nil
 }
 
-func (op biasActOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
-	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
-}
-
 // biasActGradOp is a derivative of biasActOp from its output y (K, M, out)
 // and the upstream gradient g (K, M, out): g⊙act'(y) laid out like z, or,
 // with wrtBias, its sum over the rows laid out like b, (out, K).
+//
+// It embeds the biasActOp it differentiates, with that op's OpBase replaced
+// by its own.
 type biasActGradOp struct {
 	biasActOp
 	wrtBias bool
 	z       tensor.Shape // the pre-activations' shape
+}
+
+func newBiasActGradOp(fwd biasActOp, wrtBias bool, z tensor.Shape) biasActGradOp {
+	wrt := "z"
+	if wrtBias {
+		wrt = "b"
+	}
+	name := fmt.Sprintf("BiasAct%sGrad_%s(first=%v,K=%d,z=%v)", layerActNames[fwd.act], wrt, fwd.first, fwd.k, z)
+	op := biasActGradOp{biasActOp: fwd, wrtBias: wrtBias, z: z}
+	op.OpBase = graph.NewOpBase(opNamespace, name, 2)
+	return op
 }
 
 func (op biasActGradOp) Type() hm.Type {
@@ -269,26 +268,10 @@ func keepIfPositive[T float32 | float64](v, a T) T {
 	return T(math.Float64frombits(math.Float64bits(float64(v)) & mask))
 }
 
-func (op biasActGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.bnn.%v", op) }
-
-func (op biasActGradOp) Hashcode() uint32 { return graph.HashOf(op) }
-
-func (op biasActGradOp) String() string {
-	wrt := "z"
-	if op.wrtBias {
-		wrt = "b"
-	}
-	return fmt.Sprintf("BiasAct%sGrad_%s(first=%v,K=%d,z=%v)", layerActNames[op.act], wrt, op.first, op.k, op.z)
-}
-
 func (op biasActGradOp) DiffWRT(int) []bool { return []bool{false, false} }
 
 func (op biasActGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
 	return nil, fmt.Errorf("%v: the energy's gradient is not differentiated again", op)
-}
-
-func (op biasActGradOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
-	return fmt.Errorf("%v: not differentiable", op)
 }
 
 // twoShapes returns the two input shapes of op.
@@ -350,5 +333,5 @@ func typed(op fmt.Stringer, prealloc G.Value, vals []G.Value, a, b tensor.Tensor
 
 // applyBiasAct returns act(z + b) chain-first; see biasActOp.
 func applyBiasAct(z, b *G.Node, first bool, act layerAct, k int) (*G.Node, error) {
-	return G.ApplyOp(biasActOp{first: first, act: act, k: k}, z, b)
+	return G.ApplyOp(newBiasActOp(first, act, k), z, b)
 }

@@ -2,7 +2,6 @@ package gru
 
 import (
 	"fmt"
-	"hash"
 	"math"
 
 	"github.com/chewxy/hm"
@@ -22,13 +21,16 @@ import (
 // (K, R, O) logits that Gorgonia's unary ops also copy on every run. The
 // derivative is not differentiated again (nothing differentiates the
 // energy's gradient), nor is anything differentiated with respect to x.
-type bernoulliOp struct{ grad bool }
+type bernoulliOp struct {
+	graph.OpBase
+	grad bool
+}
 
-func (op bernoulliOp) Arity() int {
-	if op.grad {
-		return 3
+func newBernoulliOp(grad bool) bernoulliOp {
+	if grad {
+		return bernoulliOp{OpBase: graph.NewOpBase(opNamespace, "BernoulliLogLikGrad", 3), grad: true}
 	}
-	return 2
+	return bernoulliOp{OpBase: graph.NewOpBase(opNamespace, "BernoulliLogLik", 2)}
 }
 
 func (op bernoulliOp) Type() hm.Type {
@@ -131,21 +133,6 @@ func bernoulli[T float32 | float64](grad bool, l, x, g, out []T, keys int) {
 // logOnePlusExp is softplus, log(1 + eˣ), computed stably.
 func logOnePlusExp(x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
 
-func (op bernoulliOp) ReturnsPtr() bool     { return false }
-func (op bernoulliOp) CallsExtern() bool    { return false }
-func (op bernoulliOp) OverwritesInput() int { return -1 }
-
-func (op bernoulliOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.gru.%v", op) }
-
-func (op bernoulliOp) Hashcode() uint32 { return graph.HashOf(op) }
-
-func (op bernoulliOp) String() string {
-	if op.grad {
-		return "BernoulliLogLikGrad"
-	}
-	return "BernoulliLogLik"
-}
-
 func (op bernoulliOp) DiffWRT(n int) []bool {
 	d := make([]bool, n)
 	d[0] = !op.grad
@@ -158,13 +145,9 @@ func (op bernoulliOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, er
 	if op.grad {
 		return nil, fmt.Errorf("%v: the energy's gradient is not differentiated again", op)
 	}
-	dl, err := G.ApplyOp(bernoulliOp{grad: true}, inputs[0], inputs[1], grad)
+	dl, err := G.ApplyOp(newBernoulliOp(true), inputs[0], inputs[1], grad)
 	if err != nil {
 		return nil, err
 	}
 	return G.Nodes{dl, nil}, nil
-}
-
-func (op bernoulliOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
-	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
 }

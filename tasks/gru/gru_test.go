@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/graph/graphtest"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
@@ -199,7 +200,7 @@ func checkFD(t *testing.T, e *Energy, theta []float64, seq music.Sequence, h flo
 		}
 		return u, nil
 	}
-	res, err := graph.CheckGradient(f, [][]float64{theta}, [][]float64{ev.Grad}, h, maxPer)
+	res, err := graphtest.CheckGradient(f, [][]float64{theta}, [][]float64{ev.Grad}, h, maxPer)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package gru
 
 import (
 	"fmt"
-	"hash"
 	"math"
 
 	"github.com/chewxy/hm"
@@ -28,12 +27,24 @@ import (
 // Its derivatives are dA = chainMatOp{!trans}(g, B) and, for B,
 // G.BatchedMatMul(A, g, ᵀ) (or (g, A, ᵀ) with trans), so it can be
 // differentiated to any order.
-type chainMatOp struct{ trans bool }
+type chainMatOp struct {
+	graph.OpBase
+	trans bool
+}
+
+// opNamespace is the namespace of this package's ops (see graph.NewOpBase).
+const opNamespace = "metasgmcmc.gru"
+
+func newChainMatOp(trans bool) chainMatOp {
+	name := "ChainMatMul"
+	if trans {
+		name = "ChainMatMulᵀ"
+	}
+	return chainMatOp{OpBase: graph.NewOpBase(opNamespace, name, 2), trans: trans}
+}
 
 // gemvRows is the largest number of rows chainMatOp multiplies row by row.
 const gemvRows = 32
-
-func (op chainMatOp) Arity() int { return 2 }
 
 func (op chainMatOp) Type() hm.Type {
 	t := G.TensorType{Dims: 3, Of: hm.TypeVariable('a')}
@@ -164,26 +175,9 @@ func flip(t blas.Transpose) blas.Transpose {
 	return blas.NoTrans
 }
 
-func (op chainMatOp) ReturnsPtr() bool     { return false }
-func (op chainMatOp) CallsExtern() bool    { return false }
-func (op chainMatOp) OverwritesInput() int { return -1 }
-
-func (op chainMatOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.gru.%v", op) }
-
-func (op chainMatOp) Hashcode() uint32 { return graph.HashOf(op) }
-
-func (op chainMatOp) String() string {
-	if op.trans {
-		return "ChainMatMulᵀ"
-	}
-	return "ChainMatMul"
-}
-
-func (op chainMatOp) DiffWRT(n int) []bool { return []bool{true, true} }
-
 func (op chainMatOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	a, b := inputs[0], inputs[1]
-	da, err := G.ApplyOp(chainMatOp{trans: !op.trans}, grad, b)
+	da, err := G.ApplyOp(newChainMatOp(!op.trans), grad, b)
 	if err != nil {
 		return nil, err
 	}
@@ -199,13 +193,9 @@ func (op chainMatOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, err
 	return G.Nodes{da, db}, nil
 }
 
-func (op chainMatOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
-	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
-}
-
 // chainMatMul returns the chain-batched product a·b (a·bᵀ with trans).
 func chainMatMul(a, b *G.Node, trans bool) (*G.Node, error) {
-	return G.ApplyOp(chainMatOp{trans: trans}, a, b)
+	return G.ApplyOp(newChainMatOp(trans), a, b)
 }
 
 // actOp is an element-wise activation whose derivative is one fused op of
@@ -214,7 +204,18 @@ func chainMatMul(a, b *G.Node, trans bool) (*G.Node, error) {
 // in this GRU, whose per-step tensors are small, the number of ops per
 // step sets the speed. The derivatives of the fused derivatives are built
 // from Gorgonia's primitives.
-type actOp struct{ kind actKind }
+type actOp struct {
+	graph.OpBase
+	kind actKind
+}
+
+func newActOp(kind actKind) actOp {
+	arity := 2
+	if kind == actSigmoid || kind == actTanh {
+		arity = 1
+	}
+	return actOp{OpBase: graph.NewOpBase(opNamespace, actNames[kind], arity), kind: kind}
+}
 
 type actKind int
 
@@ -226,13 +227,6 @@ const (
 )
 
 var actNames = [...]string{"Sigmoid", "Tanh", "SigmoidGrad", "TanhGrad"}
-
-func (op actOp) Arity() int {
-	if op.kind == actSigmoid || op.kind == actTanh {
-		return 1
-	}
-	return 2
-}
 
 func (op actOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
@@ -335,31 +329,13 @@ func (op actOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error
 	return nil, fmt.Errorf("%v: unsupported dtype %v", op, ts[0].Dtype())
 }
 
-func (op actOp) ReturnsPtr() bool     { return false }
-func (op actOp) CallsExtern() bool    { return false }
-func (op actOp) OverwritesInput() int { return -1 }
-
-func (op actOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.gru.%v", op) }
-
-func (op actOp) Hashcode() uint32 { return graph.HashOf(op) }
-
-func (op actOp) String() string { return actNames[op.kind] }
-
-func (op actOp) DiffWRT(n int) []bool {
-	d := make([]bool, n)
-	for i := range d {
-		d[i] = true
-	}
-	return d
-}
-
 func (op actOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	switch op.kind {
 	case actSigmoid:
-		d, err := G.ApplyOp(actOp{kind: actSigmoidGrad}, output, grad)
+		d, err := G.ApplyOp(newActOp(actSigmoidGrad), output, grad)
 		return G.Nodes{d}, err
 	case actTanh:
-		d, err := G.ApplyOp(actOp{kind: actTanhGrad}, output, grad)
+		d, err := G.ApplyOp(newActOp(actTanhGrad), output, grad)
 		return G.Nodes{d}, err
 	}
 	// Second derivatives, from primitives: for f(y, g) = g⊙φ(y),
@@ -395,15 +371,11 @@ func (op actOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	return G.Nodes{dy, dg}, nil
 }
 
-func (op actOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
-	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
-}
-
 // sigmoidNode returns σ(x) element-wise.
-func sigmoidNode(x *G.Node) (*G.Node, error) { return G.ApplyOp(actOp{kind: actSigmoid}, x) }
+func sigmoidNode(x *G.Node) (*G.Node, error) { return G.ApplyOp(newActOp(actSigmoid), x) }
 
 // tanhNode returns tanh(x) element-wise.
-func tanhNode(x *G.Node) (*G.Node, error) { return G.ApplyOp(actOp{kind: actTanh}, x) }
+func tanhNode(x *G.Node) (*G.Node, error) { return G.ApplyOp(newActOp(actTanh), x) }
 
 // gateOp is the pre-activation of a gate at step t of a segment, for B
 // sequences and K chains: rows t·B … t·B+B−1 of the input projections P
@@ -413,9 +385,14 @@ func tanhNode(x *G.Node) (*G.Node, error) { return G.ApplyOp(actOp{kind: actTanh
 //
 // Its derivatives are dP = the adjoint in rows t·B…, zeros elsewhere (a
 // concatenation), dx = chainMatOp{trans}(g, U) and dU = G.BatchedMatMul(x, g, ᵀ).
-type gateOp struct{ t, b int }
+type gateOp struct {
+	graph.OpBase
+	t, b int
+}
 
-func (op gateOp) Arity() int { return 3 }
+func newGateOp(t, b int) gateOp {
+	return gateOp{OpBase: graph.NewOpBase(opNamespace, fmt.Sprintf("Gate(t=%d, b=%d)", t, b), 3), t: t, b: b}
+}
 
 func (op gateOp) Type() hm.Type {
 	t := G.TensorType{Dims: 3, Of: hm.TypeVariable('a')}
@@ -426,7 +403,7 @@ func (op gateOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	if len(in) != 3 {
 		return nil, fmt.Errorf("%v: %d inputs, want 3", op, len(in))
 	}
-	want, err := chainMatOp{}.InferShape(in[1], in[2])
+	want, err := newChainMatOp(false).InferShape(in[1], in[2])
 	if err != nil {
 		return nil, err
 	}
@@ -508,19 +485,8 @@ func (op gateOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, erro
 	return nil, fmt.Errorf("%v: unsupported dtype %v", op, ts[0].Dtype())
 }
 
-func (op gateOp) ReturnsPtr() bool      { return false }
-func (op gateOp) CallsExtern() bool     { return false }
-func (op gateOp) OverwritesInput() int  { return -1 }
-func (op gateOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.gru.%v", op) }
-
-func (op gateOp) Hashcode() uint32 { return graph.HashOf(op) }
-
-func (op gateOp) String() string { return fmt.Sprintf("Gate(t=%d, b=%d)", op.t, op.b) }
-
-func (op gateOp) DiffWRT(int) []bool { return []bool{true, true, true} }
-
 func (op gateOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	d, err := chainMatOp{}.SymDiff(inputs[1:], output, grad)
+	d, err := newChainMatOp(false).SymDiff(inputs[1:], output, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -543,12 +509,8 @@ func (op gateOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) 
 	return append(G.Nodes{dp}, d...), nil
 }
 
-func (op gateOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
-	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
-}
-
 // gate returns the pre-activation rows t·B… of p plus x·u.
-func gate(p, x, u *G.Node, t, b int) (*G.Node, error) { return G.ApplyOp(gateOp{t: t, b: b}, p, x, u) }
+func gate(p, x, u *G.Node, t, b int) (*G.Node, error) { return G.ApplyOp(newGateOp(t, b), p, x, u) }
 
 // replayOp replays the pre-activation of a gate at step t from its value in
 // the forward pass: it returns rows t·B … t·B+B−1 of A (K, S·B, H), the
@@ -556,9 +518,14 @@ func gate(p, x, u *G.Node, t, b int) (*G.Node, error) { return G.ApplyOp(gateOp{
 // g·Uᵀ, dU = xᵀ·g; A is a value, not differentiated). The gradient graph of
 // a segment thus runs no matrix product per step but those of the backward
 // pass, and needs no input projections.
-type replayOp struct{ t, b int }
+type replayOp struct {
+	graph.OpBase
+	t, b int
+}
 
-func (op replayOp) Arity() int { return 3 }
+func newReplayOp(t, b int) replayOp {
+	return replayOp{OpBase: graph.NewOpBase(opNamespace, fmt.Sprintf("Replay(t=%d, b=%d)", t, b), 3), t: t, b: b}
+}
 
 func (op replayOp) Type() hm.Type {
 	t := G.TensorType{Dims: 3, Of: hm.TypeVariable('a')}
@@ -569,7 +536,7 @@ func (op replayOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	if len(in) != 3 {
 		return nil, fmt.Errorf("%v: %d inputs, want 3", op, len(in))
 	}
-	want, err := chainMatOp{}.InferShape(in[0], in[1])
+	want, err := newChainMatOp(false).InferShape(in[0], in[1])
 	if err != nil {
 		return nil, err
 	}
@@ -610,30 +577,17 @@ func (op replayOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, er
 	return nil, fmt.Errorf("%v: unsupported dtype %v", op, a.Dtype())
 }
 
-func (op replayOp) ReturnsPtr() bool      { return false }
-func (op replayOp) CallsExtern() bool     { return false }
-func (op replayOp) OverwritesInput() int  { return -1 }
-func (op replayOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "metasgmcmc.gru.%v", op) }
-
-func (op replayOp) Hashcode() uint32 { return graph.HashOf(op) }
-
-func (op replayOp) String() string { return fmt.Sprintf("Replay(t=%d, b=%d)", op.t, op.b) }
-
 func (op replayOp) DiffWRT(int) []bool { return []bool{true, true, false} }
 
 func (op replayOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	d, err := chainMatOp{}.SymDiff(inputs[:2], output, grad)
+	d, err := newChainMatOp(false).SymDiff(inputs[:2], output, grad)
 	if err != nil {
 		return nil, err
 	}
 	return append(d, nil), nil
 }
 
-func (op replayOp) DoDiff(G.ExecutionContext, G.Nodes, *G.Node) error {
-	return fmt.Errorf("%v: automatic (LispMachine) differentiation is not supported; use symbolic gradients", op)
-}
-
 // replay returns rows t·B… of a, differentiating as x·u.
 func replay(x, u, a *G.Node, t, b int) (*G.Node, error) {
-	return G.ApplyOp(replayOp{t: t, b: b}, x, u, a)
+	return G.ApplyOp(newReplayOp(t, b), x, u, a)
 }

@@ -8,6 +8,7 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/graph/graphtest"
 )
 
 // weightedCost is Σ w⊙tanh(y) with fixed weights w, so that every entry of y
@@ -27,7 +28,7 @@ func inputs(g *G.ExprGraph, shapes ...[]int) G.Nodes {
 	var ns G.Nodes
 	for i, s := range shapes {
 		n := graph.Input(g, graph.Float64, fmt.Sprintf("in%d", i), s...)
-		d := graph.Data(n)
+		d := graphtest.Data(n)
 		for j := range d {
 			d[j] = math.Sin(float64(7*j + 3*i + 1))
 		}
@@ -77,14 +78,14 @@ func checkFirstAndSecond(t *testing.T, name string, cost *G.Node, in G.Nodes) {
 		}
 		var params, grads [][]float64
 		for i, n := range in {
-			params = append(params, graph.Data(n))
+			params = append(params, graphtest.Data(n))
 			v, err := graph.Value(c.grads[i], nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			grads = append(grads, v)
 		}
-		res, err := graph.CheckGradient(eval, params, grads, 1e-6, 0)
+		res, err := graphtest.CheckGradient(eval, params, grads, 1e-6, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +117,7 @@ func TestActivationDerivatives(t *testing.T) {
 	for name, f := range map[string]func(*G.Node) (*G.Node, error){"sigmoid": sigmoidNode, "tanh": tanhNode} {
 		g := G.NewGraph()
 		in := inputs(g, []int{2, 5})
-		d := graph.Data(in[0])
+		d := graphtest.Data(in[0])
 		for j := range d {
 			d[j] *= 3
 		}
@@ -166,7 +167,7 @@ func TestReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, _ := graph.Value(pre, nil) // (2, b, 4): put it in rows step·b… of a
-	ad := graph.Data(a)
+	ad := graphtest.Data(a)
 	for k := 0; k < 2; k++ {
 		copy(ad[(k*steps*b+step*b)*4:], v[k*b*4:(k+1)*b*4])
 	}
@@ -195,12 +196,12 @@ func TestReplay(t *testing.T) {
 func TestBernoulliLogLik(t *testing.T) {
 	g := G.NewGraph()
 	in := inputs(g, []int{2, 3, 5}, []int{2, 3, 5})
-	l, x := graph.Data(in[0]), graph.Data(in[1])
+	l, x := graphtest.Data(in[0]), graphtest.Data(in[1])
 	for j := range l {
 		l[j] *= 40 // softplus past its large-|l| branch points
 		x[j] = math.Round(0.5 + 0.5*x[j])
 	}
-	ll := G.Must(G.ApplyOp(bernoulliOp{}, in[0], in[1]))
+	ll := G.Must(G.ApplyOp(newBernoulliOp(false), in[0], in[1]))
 	cost := weightedCost(G.Must(G.Mul(ll, graph.Scalar(g, graph.Float64, 0.01))))
 	d, err := graph.Grad(cost, in[0])
 	if err != nil {
@@ -233,7 +234,7 @@ func TestBernoulliLogLik(t *testing.T) {
 		}
 	}
 	grad, _ := graph.Value(d[0], nil)
-	res, err := graph.CheckGradient(eval, [][]float64{l}, [][]float64{grad}, 1e-6, 0)
+	res, err := graphtest.CheckGradient(eval, [][]float64{l}, [][]float64{grad}, 1e-6, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

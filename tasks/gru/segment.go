@@ -170,7 +170,7 @@ func (sg *segment) nll(hf *half, hp *G.Node) *G.Node {
 	K, S, B := sg.k, sg.s, sg.b
 	must := G.Must
 	logits := must(G.BroadcastAdd(must(G.BatchedMatMul(hp, hf.params[kWo])), hf.params[kBo], nil, []byte{1}))
-	llt := must(G.ApplyOp(bernoulliOp{}, logits, hf.x)) // Σ_keys x·l − softplus(l), (K, S·B)
+	llt := must(G.ApplyOp(newBernoulliOp(false), logits, hf.x)) // Σ_keys x·l − softplus(l), (K, S·B)
 	masked := must(graph.Reshape(must(G.BroadcastHadamardProd(llt, hf.mask, nil, []byte{0})), K, S, B))
 	return graph.Neg(must(G.Sum(masked, 1))) // (K, B)
 }

@@ -1,6 +1,6 @@
 //go:build openblas
 
-package graph
+package openblas
 
 // #cgo LDFLAGS: -lopenblas
 import "C"
@@ -12,14 +12,8 @@ import (
 	G "gorgonia.org/gorgonia"
 )
 
-// With the build tag openblas, Gorgonia's and gonum's matrix products use
-// OpenBLAS through cgo (Debian: apt-get install libopenblas-dev). The default
-// build stays pure Go.
 func init() {
 	G.Use(netlib.Implementation{})
 	blas64.Use(netlib.Implementation{})
 	blas32.Use(netlib.Implementation{})
 }
-
-// BLAS names the BLAS implementation of this build.
-const BLAS = "openblas"

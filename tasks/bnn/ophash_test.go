@@ -1,0 +1,31 @@
+package bnn
+
+import (
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/metasgmcmc/metasgmcmc/graph/graphtest"
+)
+
+// The ops of this package hash by kind and parameters: Gorgonia merges
+// nodes whose ops hash alike.
+func TestOpHashesDistinguishParameters(t *testing.T) {
+	err := graphtest.CheckOpHashes(func() []G.Op {
+		ops := []G.Op{newDataMatMulOp(false), newDataMatMulOp(true)}
+		for _, f := range []biasActOp{
+			newBiasActOp(true, actReLU, 20), newBiasActOp(false, actReLU, 20),
+			newBiasActOp(true, actSigmoid, 20), newBiasActOp(true, actIdentity, 20),
+			newBiasActOp(true, actReLU, 21),
+		} {
+			ops = append(ops, f,
+				newBiasActGradOp(f, false, tensor.Shape{50, 400}), newBiasActGradOp(f, true, tensor.Shape{50, 400}),
+				newBiasActGradOp(f, false, tensor.Shape{51, 400}))
+		}
+		return ops
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}
