@@ -133,7 +133,7 @@ func TestExactStepMatchesStepGraph(t *testing.T) {
 
 	s := &NNSGHMC{cfg: cfg, feat: *f}
 	st := &State{Theta: append([]float64(nil), theta...), P: append([]float64(nil), p...),
-		Eval: &tasks.Eval{Grad: grad}, nn: &nnMemory{noise: noise}}
+		Eval: &tasks.Eval{Grad: grad}, Aux: &nnMemory{noise: noise}}
 	s.stepPlain(st)
 
 	// Update, the same step on bare vectors
@@ -166,7 +166,7 @@ func TestExactStepMatchesStepGraph(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		got, want []float64
-	}{{"Γ_p", st.nn.gammaP, wantP}, {"Γ'_θ", st.nn.gammaThet, wantT}, {"p_{t+1}", st.P, wantPn}, {"θ_{t+1}", st.Theta, wantTheta}} {
+	}{{"Γ_p", nnMem(st).gammaP, wantP}, {"Γ'_θ", nnMem(st).gammaThet, wantT}, {"p_{t+1}", st.P, wantPn}, {"θ_{t+1}", st.Theta, wantTheta}} {
 		for i := range c.want {
 			if math.Abs(c.got[i]-c.want[i]) > 1e-12*(1+math.Abs(c.want[i])) {
 				t.Fatalf("%s[%d]: plain step %v, step graph %v", c.name, i, c.got[i], c.want[i])
@@ -230,13 +230,13 @@ func fdGammaErrors(t *testing.T, eta float64) (float64, float64) {
 		if err := s.Step(rng, st); err != nil {
 			t.Fatal(err)
 		}
-		gp, gt, _ := eg.run(t, before, pBefore, &s.feat, st.Eval.Grad, st.nn.noise)
+		gp, gt, _ := eg.run(t, before, pBefore, &s.feat, st.Eval.Grad, nnMem(st).noise)
 		if step == 0 {
 			continue // the first step uses central differences, not the chain
 		}
 		for i := range gp {
-			errP = append(errP, math.Abs(st.nn.gammaP[i]-gp[i])/(1e-3+math.Abs(gp[i])))
-			errT = append(errT, math.Abs(st.nn.gammaThet[i]-gt[i])/(1e-3+math.Abs(gt[i])))
+			errP = append(errP, math.Abs(nnMem(st).gammaP[i]-gp[i])/(1e-3+math.Abs(gp[i])))
+			errT = append(errT, math.Abs(nnMem(st).gammaThet[i]-gt[i])/(1e-3+math.Abs(gt[i])))
 		}
 	}
 	sort.Float64s(errP)

@@ -273,11 +273,12 @@ func (s *NNSGHMC) Init(theta0, p0 []float64) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.nn = &nnMemory{}
+	st.Aux = &nnMemory{}
 	return st, nil
 }
 
-// nnMemory is what the finite-difference Γ keeps from the previous step.
+// nnMemory is NNSGHMC's State.Aux: what the finite-difference Γ keeps from
+// the previous step, and the step's noise and correction terms.
 type nnMemory struct {
 	started   bool
 	u, p      []float64 // u_{t−1} (per coordinate), p_{t−1}
@@ -288,15 +289,21 @@ type nnMemory struct {
 	gammaThet []float64
 }
 
+// nnMem returns NNSGHMC's memory in st, or nil if st has none.
+func nnMem(st *State) *nnMemory {
+	m, _ := st.Aux.(*nnMemory)
+	return m
+}
+
 // Step implements Kernel.
 func (s *NNSGHMC) Step(rng *rand.Rand, st *State) error {
-	if st.nn == nil {
+	m := nnMem(st)
+	if m == nil {
 		return errors.New("samplers: NNSGHMC state was not made by NNSGHMC.Init")
 	}
 	if err := s.evaluate(rng, st); err != nil {
 		return err
 	}
-	m := st.nn
 	n := s.d * s.k
 	m.noise = grow(m.noise, n)
 	for i := range m.noise {
@@ -337,7 +344,7 @@ func (s *NNSGHMC) Update(theta, p []float64, f *Features, grad, noise []float64)
 	}
 	s.update.noise = noise
 	s.feat = *f
-	st := &State{Theta: theta, P: p, Eval: &tasks.Eval{Grad: grad}, nn: s.update}
+	st := &State{Theta: theta, P: p, Eval: &tasks.Eval{Grad: grad}, Aux: s.update}
 	if s.canFuseExact() {
 		s.stepFusedExact(st)
 	} else {
