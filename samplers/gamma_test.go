@@ -15,8 +15,8 @@ import (
 // gammaConfig has every term of Γ switched on: α·Q² in D, an offset, and a
 // clamp on D far enough away not to bind.
 func gammaConfig(gamma Gamma) NNConfig {
-	cfg := NNConfig{StepSize: 0.01, Alpha: 0.3, Beta: 0.5, C: 0.2, ClampQ: 5, DMax: 50, DScale: 1.5,
-		EnergyScale: -0.5, GradScale: 2, MomentumScale: 1.3, Gamma: gamma}
+	cfg := NNConfig{NNSettings: NNSettings{StepSize: 0.01, Alpha: 0.3, Beta: 0.5, C: 0.2, ClampQ: 5, DMax: 50, DScale: 1.5,
+		EnergyScale: -0.5, GradScale: 2, MomentumScale: 1.3, Gamma: gamma}}
 	stateDependentNets(&cfg)
 	return cfg
 }

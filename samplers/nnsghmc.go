@@ -35,8 +35,9 @@ func ParseGamma(s string) (Gamma, error) {
 	return "", fmt.Errorf("unknown gamma %q (want exact, fd or none)", s)
 }
 
-// NNConfig holds every setting of NNSGHMC. The networks f_Q and f_D act on
-// each coordinate i of each chain with inputs
+// NNConfig is a complete NNSGHMC: its settings and its networks, written
+// to JSON as one object (the "config" of a SamplerFile). The networks f_Q
+// and f_D act on each coordinate i of each chain with inputs
 //
 //	f_Q(u, m·p_i)   and   f_D(u, m·p_i, s_g·∂_iŨ/N),
 //
@@ -47,50 +48,68 @@ func ParseGamma(s string) (Gamma, error) {
 //
 //	Q_f = β + clamp(f_Q, ±ClampQ),   D_f = clamp(α·Q_f² + s_D·|f_D| + c, 0, DMax).
 type NNConfig struct {
-	StepSize      float64           `json:"step_size"`      // η
-	Alpha         float64           `json:"alpha"`          // α ≥ 0
-	Beta          float64           `json:"beta"`           // β
-	C             float64           `json:"c"`              // c ≥ 0
-	ClampQ        float64           `json:"clamp_q"`        // f_Q clamped to ±ClampQ; 0: no clamp
-	DMax          float64           `json:"d_max"`          // D_f ≤ DMax; 0: no upper clamp
-	DScale        float64           `json:"d_scale"`        // s_D
-	EnergyScale   float64           `json:"energy_scale"`   // s_u (the authors use −1 on data tasks: u = log-joint/N)
-	GradScale     float64           `json:"grad_scale"`     // s_g
-	MomentumScale float64           `json:"momentum_scale"` // m
-	TrainDim      int               `json:"train_dim"`      // D_train; 0 means coef = 1
-	Gamma         Gamma             `json:"gamma"`
-	Q             *graph.MLPWeights `json:"f_q"` // f_Q: 2 inputs
-	D             *graph.MLPWeights `json:"f_d"` // f_D: 3 inputs
+	NNSettings
+	NNNets
 }
 
-// DefaultNNConfig returns NNSGHMC with the paper's settings for a target
-// without data (its toy, appendix D.1, as the authors' code runs it; what
-// cmd/train and cmd/sample use on the Gaussian tasks), step size stepSize
-// and untrained networks drawn from rng:
+// NNSettings are NNSGHMC's settings apart from its networks: the step
+// size, the scales of the networks' inputs, the form of Q_f and D_f, and how
+// Γ is computed (see NNConfig). DefaultNNSettings gives the paper's.
+type NNSettings struct {
+	StepSize      float64 `json:"step_size"`      // η
+	Alpha         float64 `json:"alpha"`          // α ≥ 0
+	Beta          float64 `json:"beta"`           // β
+	C             float64 `json:"c"`              // c ≥ 0
+	ClampQ        float64 `json:"clamp_q"`        // f_Q clamped to ±ClampQ; 0: no clamp
+	DMax          float64 `json:"d_max"`          // D_f ≤ DMax; 0: no upper clamp
+	DScale        float64 `json:"d_scale"`        // s_D
+	EnergyScale   float64 `json:"energy_scale"`   // s_u (the authors use −1 on data tasks: u = log-joint/N)
+	GradScale     float64 `json:"grad_scale"`     // s_g
+	MomentumScale float64 `json:"momentum_scale"` // m
+	TrainDim      int     `json:"train_dim"`      // D_train; 0 means coef = 1
+	Gamma         Gamma   `json:"gamma"`
+}
+
+// NNNets are NNSGHMC's networks, learned by meta-training (package train)
+// or drawn at random (RandomNets).
+type NNNets struct {
+	Q *graph.MLPWeights `json:"f_q"` // f_Q: 2 inputs
+	D *graph.MLPWeights `json:"f_d"` // f_D: 3 inputs
+}
+
+// DefaultNNSettings returns the paper's settings for a target without data
+// (its toy, appendix D.1, as the authors' code runs it; what cmd/train and
+// cmd/sample use on the Gaussian tasks) with step size stepSize:
 //
 //	Q_f = clamp(f_Q(u, p_i), ±5),   D_f = clamp(|f_D(u, p_i, ∂_iŨ)|, 0, 5),
 //
 // that is α = 0, β = 0, c = 0, s_D = 1, ClampQ = DMax = 5, the raw energy,
-// momentum and gradient as inputs (scales 1), exact Γ, and networks of two
-// hidden layers of 40 ReLU units. On data tasks the paper also scales the
-// inputs by the data size N (EnergyScale −1: u = log-joint/N), adds
-// α = 0.01/η, and raises DMax and DScale (see the MNIST and music tasks of
-// cmd/internal/catalog).
+// momentum and gradient as inputs (scales 1) and exact Γ. On data tasks
+// the paper also scales the inputs by the data size N (EnergyScale −1:
+// u = log-joint/N), adds α = 0.01/η, and raises DMax and DScale (see the
+// MNIST and music tasks of cmd/internal/catalog).
+func DefaultNNSettings(stepSize float64) NNSettings {
+	return NNSettings{StepSize: stepSize, ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: GammaExact}
+}
+
+// DefaultNNConfig returns NNSGHMC with the paper's settings for a target
+// without data (DefaultNNSettings), step size stepSize and untrained
+// networks of two hidden layers of 40 ReLU units drawn from rng.
 //
 // Random networks make a valid sampler, not a meta-learned one: Γ keeps
 // the target stationary whatever they are. Load trained ones with
 // ReadSamplerFile.
 func DefaultNNConfig(stepSize float64, rng *rand.Rand) NNConfig {
-	cfg := NNConfig{StepSize: stepSize, ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: GammaExact}
+	cfg := NNConfig{NNSettings: DefaultNNSettings(stepSize)}
 	cfg.RandomNets([]int{40, 40}, []int{40, 40}, rng)
 	return cfg
 }
 
-// RandomNets sets cfg.Q and cfg.D to randomly initialised ReLU networks
-// with the given hidden widths, drawn from rng.
-func (cfg *NNConfig) RandomNets(qHidden, dHidden []int, rng *rand.Rand) {
-	cfg.Q = graph.NewMLPWeights(2, qHidden, graph.ReLU, rng)
-	cfg.D = graph.NewMLPWeights(3, dHidden, graph.ReLU, rng)
+// RandomNets sets n.Q and n.D to randomly initialised ReLU networks with
+// the given hidden widths, drawn from rng.
+func (n *NNNets) RandomNets(qHidden, dHidden []int, rng *rand.Rand) {
+	n.Q = graph.NewMLPWeights(2, qHidden, graph.ReLU, rng)
+	n.D = graph.NewMLPWeights(3, dHidden, graph.ReLU, rng)
 }
 
 // Validate reports the first invalid setting. Besides settings out of

@@ -10,6 +10,10 @@
 // step to record or evaluate the chains (a Collector keeps their positions)
 // and a context to interrupt it.
 //
+// A sampler can be written in any package: a Kernel keeps its own memory of
+// the chains (a thermostat, a moving average) in State.Aux, as the SGNHT
+// example does.
+//
 // Positions and momenta of K chains in D dimensions are stored
 // coordinate-major, as in package tasks: coordinate i of chain k is at i·K+k.
 package samplers

@@ -374,7 +374,7 @@ func (o *options) nnConfig(fs *pflag.FlagSet, task *catalog.Task) (samplers.NNCo
 		}
 		cfg = f.Config
 	} else {
-		cfg = task.Defaults.NN
+		cfg = samplers.NNConfig{NNSettings: task.Defaults.NN}
 		cfg.Gamma = task.Defaults.Gamma
 		qh, dh := task.Defaults.QHidden, task.Defaults.DHidden
 		if fs.Changed("q-hidden") {
@@ -389,7 +389,7 @@ func (o *options) nnConfig(fs *pflag.FlagSet, task *catalog.Task) (samplers.NNCo
 		cfg.RandomNets(qh, dh, rand.New(rand.NewPCG(o.seed, 0x6e657473))) // "nets"
 	}
 	if task.Defaults.TuneNN != nil {
-		task.Defaults.TuneNN(&cfg)
+		task.Defaults.TuneNN(&cfg.NNSettings)
 	}
 	cfg.StepSize = o.stepSize
 	if o.alphaCoef > 0 {
