@@ -244,6 +244,10 @@ func grow(x []float64, n int) []float64 {
 // ∂u/∂θ_i uses the chain rule with the true sign of the energy scale; the
 // authors' code uses +f'(u)·∇Ũ/N even where u = −Ũ/N, a sign slip that is
 // practically negligible (it is O(1/N) relative to the drift).
+//
+// An NNSGHMC keeps scratch space for its steps: it is not safe for
+// concurrent use (see Kernel). Its memory of the chains, for the
+// finite-difference Γ, is in each State.
 type NNSGHMC struct {
 	base
 	cfg  NNConfig
