@@ -92,7 +92,7 @@ func BenchmarkNNSGHMCUpdate(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			s := &NNSGHMC{cfg: newCfg(c.gamma), feat: *f}
 			st := &State{Theta: append([]float64(nil), theta...), P: append([]float64(nil), p...),
-				Eval: &tasks.Eval{Grad: grad}, nn: &nnMemory{noise: noise}}
+				Eval: &tasks.Eval{Grad: grad}, Aux: &nnMemory{noise: noise}}
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if c.fused {

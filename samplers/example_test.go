@@ -44,8 +44,8 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	nn := samplers.NNConfig{StepSize: 0.05, ClampQ: 5, DMax: 5, DScale: 1,
-		EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: samplers.GammaExact}
+	nn := samplers.NNConfig{NNSettings: samplers.NNSettings{StepSize: 0.05, ClampQ: 5, DMax: 5, DScale: 1,
+		EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: samplers.GammaExact}}
 	nn.RandomNets([]int{10}, []int{10}, rand.New(rand.NewPCG(1, 2)))
 
 	kernels := []struct {

@@ -15,8 +15,8 @@ import (
 // gammaConfig has every term of Γ switched on: α·Q² in D, an offset, and a
 // clamp on D far enough away not to bind.
 func gammaConfig(gamma Gamma) NNConfig {
-	cfg := NNConfig{StepSize: 0.01, Alpha: 0.3, Beta: 0.5, C: 0.2, ClampQ: 5, DMax: 50, DScale: 1.5,
-		EnergyScale: -0.5, GradScale: 2, MomentumScale: 1.3, Gamma: gamma}
+	cfg := NNConfig{NNSettings: NNSettings{StepSize: 0.01, Alpha: 0.3, Beta: 0.5, C: 0.2, ClampQ: 5, DMax: 50, DScale: 1.5,
+		EnergyScale: -0.5, GradScale: 2, MomentumScale: 1.3, Gamma: gamma}}
 	stateDependentNets(&cfg)
 	return cfg
 }
@@ -133,7 +133,7 @@ func TestExactStepMatchesStepGraph(t *testing.T) {
 
 	s := &NNSGHMC{cfg: cfg, feat: *f}
 	st := &State{Theta: append([]float64(nil), theta...), P: append([]float64(nil), p...),
-		Eval: &tasks.Eval{Grad: grad}, nn: &nnMemory{noise: noise}}
+		Eval: &tasks.Eval{Grad: grad}, Aux: &nnMemory{noise: noise}}
 	s.stepPlain(st)
 
 	// Update, the same step on bare vectors
@@ -166,7 +166,7 @@ func TestExactStepMatchesStepGraph(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		got, want []float64
-	}{{"Γ_p", st.nn.gammaP, wantP}, {"Γ'_θ", st.nn.gammaThet, wantT}, {"p_{t+1}", st.P, wantPn}, {"θ_{t+1}", st.Theta, wantTheta}} {
+	}{{"Γ_p", nnMem(st).gammaP, wantP}, {"Γ'_θ", nnMem(st).gammaThet, wantT}, {"p_{t+1}", st.P, wantPn}, {"θ_{t+1}", st.Theta, wantTheta}} {
 		for i := range c.want {
 			if math.Abs(c.got[i]-c.want[i]) > 1e-12*(1+math.Abs(c.want[i])) {
 				t.Fatalf("%s[%d]: plain step %v, step graph %v", c.name, i, c.got[i], c.want[i])
@@ -230,13 +230,13 @@ func fdGammaErrors(t *testing.T, eta float64) (float64, float64) {
 		if err := s.Step(rng, st); err != nil {
 			t.Fatal(err)
 		}
-		gp, gt, _ := eg.run(t, before, pBefore, &s.feat, st.Eval.Grad, st.nn.noise)
+		gp, gt, _ := eg.run(t, before, pBefore, &s.feat, st.Eval.Grad, nnMem(st).noise)
 		if step == 0 {
 			continue // the first step uses central differences, not the chain
 		}
 		for i := range gp {
-			errP = append(errP, math.Abs(st.nn.gammaP[i]-gp[i])/(1e-3+math.Abs(gp[i])))
-			errT = append(errT, math.Abs(st.nn.gammaThet[i]-gt[i])/(1e-3+math.Abs(gt[i])))
+			errP = append(errP, math.Abs(nnMem(st).gammaP[i]-gp[i])/(1e-3+math.Abs(gp[i])))
+			errT = append(errT, math.Abs(nnMem(st).gammaThet[i]-gt[i])/(1e-3+math.Abs(gt[i])))
 		}
 	}
 	sort.Float64s(errP)

@@ -136,8 +136,8 @@ func stateDependentNets(cfg *NNConfig) {
 
 func nnKernel(gamma Gamma) func(tasks.Target) (Kernel, error) {
 	return func(t tasks.Target) (Kernel, error) {
-		cfg := NNConfig{StepSize: 0.01, Beta: 1, C: 0.5, ClampQ: 5, DMax: 20, DScale: 1,
-			EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: gamma}
+		cfg := NNConfig{NNSettings: NNSettings{StepSize: 0.01, Beta: 1, C: 0.5, ClampQ: 5, DMax: 20, DScale: 1,
+			EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: gamma}}
 		stateDependentNets(&cfg)
 		return NewNNSGHMC(t, cfg)
 	}

@@ -45,7 +45,10 @@ func TestNNConfigRefusesAZeroDiffusion(t *testing.T) {
 // too) stay finite and keep its mean and unit variances, roughly.
 func TestDefaultNNConfigSamples(t *testing.T) {
 	cfg := DefaultNNConfig(0.05, rand.New(rand.NewPCG(2, 3)))
-	want := NNConfig{StepSize: 0.05, ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: GammaExact, Q: cfg.Q, D: cfg.D}
+	want := NNConfig{
+		NNSettings: NNSettings{StepSize: 0.05, ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: GammaExact},
+		NNNets:     NNNets{Q: cfg.Q, D: cfg.D},
+	}
 	if cfg != want || cfg.Q == nil || cfg.D == nil || len(cfg.Q.W) != 3 || len(cfg.D.W) != 3 || cfg.Q.Inputs != 2 || cfg.D.Inputs != 3 {
 		t.Fatalf("DefaultNNConfig = %+v", cfg)
 	}

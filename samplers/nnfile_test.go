@@ -12,8 +12,8 @@ import (
 )
 
 func TestSamplerFileRoundTripIsBitExact(t *testing.T) {
-	cfg := NNConfig{StepSize: math.Sqrt(0.007 / 60000), Alpha: 0.01 / math.Sqrt(0.007/60000), Beta: -1.5, C: 100,
-		ClampQ: 5, DMax: 1000, DScale: 50, EnergyScale: -1, GradScale: 70, MomentumScale: 1, TrainDim: 15910, Gamma: GammaFD}
+	cfg := NNConfig{NNSettings: NNSettings{StepSize: math.Sqrt(0.007 / 60000), Alpha: 0.01 / math.Sqrt(0.007/60000), Beta: -1.5, C: 100,
+		ClampQ: 5, DMax: 1000, DScale: 50, EnergyScale: -1, GradScale: 70, MomentumScale: 1, TrainDim: 15910, Gamma: GammaFD}}
 	cfg.RandomNets([]int{10}, []int{10}, rand.New(rand.NewPCG(1, 2)))
 	var buf bytes.Buffer
 	if err := NewSamplerFile(cfg, map[string]any{"task": "mnist-relu"}).Encode(&buf); err != nil {

@@ -105,7 +105,7 @@ func (s *NNSGHMC) canFuse(m *nnMemory) bool {
 // networks' features computed from the evaluation e as Features does.
 func (s *NNSGHMC) stepFusedFD(st *State, e *tasks.Eval) {
 	cfg := &s.cfg
-	m := st.nn
+	m := nnMem(st)
 	n := len(st.Theta)
 	sc := cfg.scales(e, s.d, s.target.DataSize())
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
@@ -135,7 +135,7 @@ type fusedScratch [6][fusedBlock]float64
 // leaves p_t and Q_f(u_t, p_t) in the memory, where the second reads them.
 func (f *fusedFD) block(st *State, e *tasks.Eval, b *fusedScratch, lo, hi int) {
 	cfg := &f.cfg
-	m, k, n := st.nn, f.k, hi-lo
+	m, k, n := nnMem(st), f.k, hi-lo
 	theta, p := st.Theta[lo:hi], st.P[lo:hi]
 	grad, priorGrad, noise := e.Grad[lo:hi], e.PriorGrad[lo:hi], m.noise[lo:hi]
 	mu, mp, mq, mqhat := m.u[lo:hi], m.p[lo:hi], m.q[lo:hi], m.qhat[lo:hi]
@@ -261,7 +261,7 @@ func (s *NNSGHMC) canFuseExact() bool {
 // then the positions.
 func (s *NNSGHMC) stepFusedExact(st *State) {
 	cfg := &s.cfg
-	m := st.nn
+	m := nnMem(st)
 	n := len(st.Theta)
 	fq, fd := newGradNet(cfg.Q), newGradNet(cfg.D)
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
@@ -279,7 +279,7 @@ func (s *NNSGHMC) stepFusedExact(st *State) {
 // exactBlock advances the coordinates [lo, hi) with exact Γ: the momenta,
 // then the positions, each pass evaluating the block's networks first.
 func (s *NNSGHMC) exactBlock(st *State, fq, fd *gradNet, b *fusedScratch, lo, hi int) {
-	cfg, m, n := &s.cfg, st.nn, hi-lo
+	cfg, m, n := &s.cfg, nnMem(st), hi-lo
 	eta, ms := cfg.StepSize, cfg.MomentumScale
 	theta, p := st.Theta[lo:hi], st.P[lo:hi]
 	u, du, gf := s.feat.U[lo:hi], s.feat.DU[lo:hi], s.feat.GFeat[lo:hi]

@@ -70,7 +70,7 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 				}
 				fused := 0
 				for step := 0; step < 6; step++ {
-					if s.canFuse(st.nn) || s.canFuseExact() {
+					if s.canFuse(nnMem(st)) || s.canFuseExact() {
 						fused++
 					}
 					if err := s.Step(rng, st); err != nil {
@@ -121,15 +121,15 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 				fused, want []float64
 			}{
 				{"θ", fused.Theta, plain.Theta}, {"p", fused.P, plain.P},
-				{"Γ_p", fused.nn.gammaP, plain.nn.gammaP}, {"Γ'_θ", fused.nn.gammaThet, plain.nn.gammaThet},
+				{"Γ_p", nnMem(fused).gammaP, nnMem(plain).gammaP}, {"Γ'_θ", nnMem(fused).gammaThet, nnMem(plain).gammaThet},
 			}
 			if c.gamma == GammaFD {
 				vectors = append(vectors, []struct {
 					name        string
 					fused, want []float64
 				}{
-					{"u memory", fused.nn.u, plain.nn.u}, {"p memory", fused.nn.p, plain.nn.p},
-					{"Q memory", fused.nn.q, plain.nn.q}, {"Q̂ memory", fused.nn.qhat, plain.nn.qhat},
+					{"u memory", nnMem(fused).u, nnMem(plain).u}, {"p memory", nnMem(fused).p, nnMem(plain).p},
+					{"Q memory", nnMem(fused).q, nnMem(plain).q}, {"Q̂ memory", nnMem(fused).qhat, nnMem(plain).qhat},
 				}...)
 			}
 			for _, v := range vectors {

@@ -185,7 +185,7 @@ func centralDiff(f func(x, out []float64), x, out []float64) {
 // The first step, which has no history, uses central differences.
 func (s *NNSGHMC) stepPlain(st *State) {
 	cfg := &s.cfg
-	m := st.nn
+	m := nnMem(st)
 	n := len(st.Theta)
 	u, du, gf := s.feat.U, s.feat.DU, s.feat.GFeat
 	p, grad := st.P, st.Eval.Grad

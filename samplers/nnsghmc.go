@@ -36,8 +36,9 @@ func ParseGamma(s string) (Gamma, error) {
 	return "", fmt.Errorf("unknown gamma %q (want exact, fd or none)", s)
 }
 
-// NNConfig holds every setting of NNSGHMC. The networks f_Q and f_D act on
-// each coordinate i of each chain with inputs
+// NNConfig is a complete NNSGHMC: its settings and its networks, written
+// to JSON as one object (the "config" of a SamplerFile). The networks f_Q
+// and f_D act on each coordinate i of each chain with inputs
 //
 //	f_Q(u, m·p_i)   and   f_D(u, m·p_i, s_g·∂_iŨ/N),
 //
@@ -48,50 +49,68 @@ func ParseGamma(s string) (Gamma, error) {
 //
 //	Q_f = β + clamp(f_Q, ±ClampQ),   D_f = clamp(α·Q_f² + s_D·|f_D| + c, 0, DMax).
 type NNConfig struct {
-	StepSize      float64           `json:"step_size"`      // η
-	Alpha         float64           `json:"alpha"`          // α ≥ 0
-	Beta          float64           `json:"beta"`           // β
-	C             float64           `json:"c"`              // c ≥ 0
-	ClampQ        float64           `json:"clamp_q"`        // f_Q clamped to ±ClampQ; 0: no clamp
-	DMax          float64           `json:"d_max"`          // D_f ≤ DMax; 0: no upper clamp
-	DScale        float64           `json:"d_scale"`        // s_D
-	EnergyScale   float64           `json:"energy_scale"`   // s_u (the authors use −1 on data tasks: u = log-joint/N)
-	GradScale     float64           `json:"grad_scale"`     // s_g
-	MomentumScale float64           `json:"momentum_scale"` // m
-	TrainDim      int               `json:"train_dim"`      // D_train; 0 means coef = 1
-	Gamma         Gamma             `json:"gamma"`
-	Q             *graph.MLPWeights `json:"f_q"` // f_Q: 2 inputs
-	D             *graph.MLPWeights `json:"f_d"` // f_D: 3 inputs
+	NNSettings
+	NNNets
 }
 
-// DefaultNNConfig returns NNSGHMC with the paper's settings for a target
-// without data (its toy, appendix D.1, as the authors' code runs it; what
-// cmd/train and cmd/sample use on the Gaussian tasks), step size stepSize
-// and untrained networks drawn from rng:
+// NNSettings are NNSGHMC's settings apart from its networks: the step
+// size, the scales of the networks' inputs, the form of Q_f and D_f, and how
+// Γ is computed (see NNConfig). DefaultNNSettings gives the paper's.
+type NNSettings struct {
+	StepSize      float64 `json:"step_size"`      // η
+	Alpha         float64 `json:"alpha"`          // α ≥ 0
+	Beta          float64 `json:"beta"`           // β
+	C             float64 `json:"c"`              // c ≥ 0
+	ClampQ        float64 `json:"clamp_q"`        // f_Q clamped to ±ClampQ; 0: no clamp
+	DMax          float64 `json:"d_max"`          // D_f ≤ DMax; 0: no upper clamp
+	DScale        float64 `json:"d_scale"`        // s_D
+	EnergyScale   float64 `json:"energy_scale"`   // s_u (the authors use −1 on data tasks: u = log-joint/N)
+	GradScale     float64 `json:"grad_scale"`     // s_g
+	MomentumScale float64 `json:"momentum_scale"` // m
+	TrainDim      int     `json:"train_dim"`      // D_train; 0 means coef = 1
+	Gamma         Gamma   `json:"gamma"`
+}
+
+// NNNets are NNSGHMC's networks, learned by meta-training (package train)
+// or drawn at random (RandomNets).
+type NNNets struct {
+	Q *graph.MLPWeights `json:"f_q"` // f_Q: 2 inputs
+	D *graph.MLPWeights `json:"f_d"` // f_D: 3 inputs
+}
+
+// DefaultNNSettings returns the paper's settings for a target without data
+// (its toy, appendix D.1, as the authors' code runs it; what cmd/train and
+// cmd/sample use on the Gaussian tasks) with step size stepSize:
 //
 //	Q_f = clamp(f_Q(u, p_i), ±5),   D_f = clamp(|f_D(u, p_i, ∂_iŨ)|, 0, 5),
 //
 // that is α = 0, β = 0, c = 0, s_D = 1, ClampQ = DMax = 5, the raw energy,
-// momentum and gradient as inputs (scales 1), exact Γ, and networks of two
-// hidden layers of 40 ReLU units. On data tasks the paper also scales the
-// inputs by the data size N (EnergyScale −1: u = log-joint/N), adds
-// α = 0.01/η, and raises DMax and DScale (see the MNIST and music tasks of
-// cmd/internal/catalog).
+// momentum and gradient as inputs (scales 1) and exact Γ. On data tasks
+// the paper also scales the inputs by the data size N (EnergyScale −1:
+// u = log-joint/N), adds α = 0.01/η, and raises DMax and DScale (see the
+// MNIST and music tasks of cmd/internal/catalog).
+func DefaultNNSettings(stepSize float64) NNSettings {
+	return NNSettings{StepSize: stepSize, ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: GammaExact}
+}
+
+// DefaultNNConfig returns NNSGHMC with the paper's settings for a target
+// without data (DefaultNNSettings), step size stepSize and untrained
+// networks of two hidden layers of 40 ReLU units drawn from rng.
 //
 // Random networks make a valid sampler, not a meta-learned one: Γ keeps
 // the target stationary whatever they are. Load trained ones with
 // ReadSamplerFile.
 func DefaultNNConfig(stepSize float64, rng *rand.Rand) NNConfig {
-	cfg := NNConfig{StepSize: stepSize, ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: GammaExact}
+	cfg := NNConfig{NNSettings: DefaultNNSettings(stepSize)}
 	cfg.RandomNets([]int{40, 40}, []int{40, 40}, rng)
 	return cfg
 }
 
-// RandomNets sets cfg.Q and cfg.D to randomly initialised ReLU networks
-// with the given hidden widths, drawn from rng.
-func (cfg *NNConfig) RandomNets(qHidden, dHidden []int, rng *rand.Rand) {
-	cfg.Q = graph.NewMLPWeights(2, qHidden, graph.ReLU, rng)
-	cfg.D = graph.NewMLPWeights(3, dHidden, graph.ReLU, rng)
+// RandomNets sets n.Q and n.D to randomly initialised ReLU networks with
+// the given hidden widths, drawn from rng.
+func (n *NNNets) RandomNets(qHidden, dHidden []int, rng *rand.Rand) {
+	n.Q = graph.NewMLPWeights(2, qHidden, graph.ReLU, rng)
+	n.D = graph.NewMLPWeights(3, dHidden, graph.ReLU, rng)
 }
 
 // Validate reports the first invalid setting. Besides settings out of
@@ -226,6 +245,10 @@ func grow(x []float64, n int) []float64 {
 // ∂u/∂θ_i uses the chain rule with the true sign of the energy scale; the
 // authors' code uses +f'(u)·∇Ũ/N even where u = −Ũ/N, a sign slip that is
 // practically negligible (it is O(1/N) relative to the drift).
+//
+// An NNSGHMC keeps scratch space for its steps: it is not safe for
+// concurrent use (see Kernel). Its memory of the chains, for the
+// finite-difference Γ, is in each State.
 type NNSGHMC struct {
 	base
 	cfg  NNConfig
@@ -274,11 +297,12 @@ func (s *NNSGHMC) Init(theta0, p0 []float64) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.nn = &nnMemory{}
+	st.Aux = &nnMemory{}
 	return st, nil
 }
 
-// nnMemory is what the finite-difference Γ keeps from the previous step.
+// nnMemory is NNSGHMC's State.Aux: what the finite-difference Γ keeps from
+// the previous step, and the step's noise and correction terms.
 type nnMemory struct {
 	started   bool
 	u, p      []float64 // u_{t−1} (per coordinate), p_{t−1}
@@ -289,15 +313,21 @@ type nnMemory struct {
 	gammaThet []float64
 }
 
+// nnMem returns NNSGHMC's memory in st, or nil if st has none.
+func nnMem(st *State) *nnMemory {
+	m, _ := st.Aux.(*nnMemory)
+	return m
+}
+
 // Step implements Kernel.
 func (s *NNSGHMC) Step(rng *rand.Rand, st *State) error {
-	if st.nn == nil {
+	m := nnMem(st)
+	if m == nil {
 		return errors.New("samplers: NNSGHMC state was not made by NNSGHMC.Init")
 	}
 	if err := s.evaluate(rng, st); err != nil {
 		return err
 	}
-	m := st.nn
 	n := s.d * s.k
 	m.noise = grow(m.noise, n)
 	for i := range m.noise {
@@ -338,7 +368,7 @@ func (s *NNSGHMC) Update(theta, p []float64, f *Features, grad, noise []float64)
 	}
 	s.update.noise = noise
 	s.feat = *f
-	st := &State{Theta: theta, P: p, Eval: &tasks.Eval{Grad: grad}, nn: s.update}
+	st := &State{Theta: theta, P: p, Eval: &tasks.Eval{Grad: grad}, Aux: s.update}
 	if s.canFuseExact() {
 		s.stepFusedExact(st)
 	} else {

@@ -1,6 +1,7 @@
 package samplers
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -55,27 +56,50 @@ func NewPSGLD(t tasks.Target, cfg PSGLDConfig) (*PSGLD, error) {
 }
 
 // Init implements Kernel; pSGLD has no momenta and ignores p0.
-func (s *PSGLD) Init(theta0, _ []float64) (*State, error) { return s.init(theta0, nil, false) }
+func (s *PSGLD) Init(theta0, _ []float64) (*State, error) {
+	st, err := s.init(theta0, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	st.Aux = &psgldMemory{}
+	return st, nil
+}
 
-// Step implements Kernel.
+// psgldMemory is pSGLD's State.Aux.
+type psgldMemory struct {
+	v []float64 // V_t, the moving average of squared gradients; nil before the first step
+}
+
+// Step implements Kernel. A state without memory (Aux nil, as another
+// kernel's Init makes it for the same chains) starts the moving average
+// afresh.
 func (s *PSGLD) Step(rng *rand.Rand, st *State) error {
+	switch st.Aux.(type) {
+	case *psgldMemory:
+	case nil:
+		st.Aux = &psgldMemory{}
+	default:
+		return fmt.Errorf("samplers: pSGLD cannot step a state whose Aux is a %T (made by another kernel)", st.Aux)
+	}
 	if err := s.evaluate(rng, st); err != nil {
 		return err
 	}
 	e := st.Eval
 	n := s.target.DataSize()
-	first := st.v == nil
+	m := st.Aux.(*psgldMemory)
+	first := m.v == nil
 	if first {
-		st.v = make([]float64, len(st.Theta))
+		m.v = make([]float64, len(st.Theta))
 	}
+	v := m.v
 	for i, g := range e.Grad {
 		gl := (g - e.PriorGrad[i]) / n
 		if first {
-			st.v[i] = gl * gl
+			v[i] = gl * gl
 		} else {
-			st.v[i] = s.decay*st.v[i] + (1-s.decay)*gl*gl
+			v[i] = s.decay*v[i] + (1-s.decay)*gl*gl
 		}
-		pre := 1 / (s.lambda + math.Sqrt(st.v[i]))
+		pre := 1 / (s.lambda + math.Sqrt(v[i]))
 		st.Theta[i] += -s.eta*pre*g + math.Sqrt(2*s.eta*pre)*rng.NormFloat64()
 	}
 	st.Steps++

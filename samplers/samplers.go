@@ -10,6 +10,10 @@
 // step to record or evaluate the chains (a Collector keeps their positions)
 // and a context to interrupt it.
 //
+// A sampler can be written in any package: a Kernel keeps its own memory of
+// the chains (a thermostat, a moving average) in State.Aux, as the SGNHT
+// example does.
+//
 // Positions and momenta of K chains in D dimensions are stored
 // coordinate-major, as in package tasks: coordinate i of chain k is at i·K+k.
 package samplers
@@ -32,12 +36,30 @@ type State struct {
 	Eval *tasks.Eval
 	// Steps counts the steps taken since Init.
 	Steps int
-
-	v  []float64 // pSGLD's moving average of squared gradients
-	nn *nnMemory // NNSGHMC's finite-difference memory
+	// Aux is the kernel's own memory of the chains beyond positions and
+	// momenta, nil for a kernel without one (SGLD, SGHMC). The kernel that
+	// made the state sets it in Init and type-asserts it to its own type in
+	// Step: pSGLD keeps its moving average of squared gradients here and
+	// NNSGHMC its finite-difference memory, and a kernel written in another
+	// package keeps its own the same way (see the SGNHT example). Other
+	// code should treat it as opaque; a copy of a State made with = shares
+	// it.
+	Aux any
 }
 
 // Kernel is an SG-MCMC transition kernel over K chains.
+//
+// Everything a kernel knows of the chains is in the State: its positions,
+// momenta and the kernel's own memory, State.Aux. A kernel may be written in
+// any package: implement Init and Step, keep the kernel's memory in Aux, and
+// Run checks its states for divergence.
+//
+// Kernel values are not safe for concurrent use: Step evaluates the
+// target, and a compiled target (tasks.Compile) computes in buffers of its
+// own, and NNSGHMC keeps scratch space in the kernel. Give each goroutine
+// its own kernel and target. Several states may be stepped by one kernel in
+// turn (each state carries its own memory), and a state may be passed on to
+// another kernel of the same type, settings and target.
 type Kernel interface {
 	// Init returns the state at positions theta0 (length D·K) with momenta
 	// p0, or zero momenta when p0 is nil. The slices are copied.

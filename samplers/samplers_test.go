@@ -161,10 +161,10 @@ func TestOneStepMatchesHandComputation(t *testing.T) {
 	for _, gamma := range []Gamma{GammaExact, GammaFD, GammaNone} {
 		t.Run("NNSGHMC "+string(gamma), func(t *testing.T) {
 			cfg := NNConfig{
-				StepSize: eta, Alpha: alpha, Beta: beta, C: c0, DScale: sD,
-				EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: gamma,
-				Q: linearNet([]float64{0.2, -0.7}, 0.5, -4),
-				D: linearNet([]float64{0.1, 0.3, -0.2}, 0.8, -7.5),
+				NNSettings: NNSettings{StepSize: eta, Alpha: alpha, Beta: beta, C: c0, DScale: sD,
+					EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: gamma},
+				NNNets: NNNets{Q: linearNet([]float64{0.2, -0.7}, 0.5, -4),
+					D: linearNet([]float64{0.1, 0.3, -0.2}, 0.8, -7.5)},
 			}
 			s, err := NewNNSGHMC(standardTarget(t, 2), cfg)
 			if err != nil {
@@ -221,7 +221,7 @@ func TestSameSeedGivesBitIdenticalChains(t *testing.T) {
 }
 
 func toyConfig(eta float64, gamma Gamma) NNConfig {
-	return NNConfig{StepSize: eta, ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: gamma}
+	return NNConfig{NNSettings: NNSettings{StepSize: eta, ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: gamma}}
 }
 
 func TestDivergenceIsReported(t *testing.T) {

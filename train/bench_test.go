@@ -70,7 +70,7 @@ func BenchmarkUnrollToy(b *testing.B) {
 		Cross:   &CrossChain{Every: 2, Lambda: 0.03, Weight: 1},
 		InChain: &InChain{Burn: 50, Thin: 3, FirstChain: [2]int{0, 9}, Stride: [2]int{5, 9}, Lambda: 0.03, Weight: 1},
 		QAdam:   adam, DAdam: adam, MomentumSD: 1}
-	nn := samplers.NNConfig{StepSize: 0.01, ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1}
+	nn := samplers.NNConfig{NNSettings: samplers.NNSettings{StepSize: 0.01, ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1}}
 	nn.RandomNets([]int{40, 40}, []int{40, 40}, rand.New(rand.NewPCG(1, 1)))
 	prob := Problem{Target: tasks.GradientNoise{Target: ev, Sigma: 1}, LossTarget: ev,
 		Init: func(rng *rand.Rand, k int) []float64 {
@@ -115,8 +115,8 @@ func BenchmarkUnrollMLPSize(b *testing.B) {
 		Cross: &CrossChain{Every: 3, Lambda: 0.05, Weight: 1},
 		QAdam: adam, DAdam: adam}
 	eta := math.Sqrt(0.007 / 60000)
-	nn := samplers.NNConfig{StepSize: eta, Alpha: 0.01 / eta, ClampQ: 5, DMax: 1000, DScale: 50,
-		EnergyScale: -1, GradScale: 70, MomentumScale: 1}
+	nn := samplers.NNConfig{NNSettings: samplers.NNSettings{StepSize: eta, Alpha: 0.01 / eta, ClampQ: 5, DMax: 1000, DScale: 50,
+		EnergyScale: -1, GradScale: 70, MomentumScale: 1}}
 	nn.RandomNets([]int{10}, []int{10}, rand.New(rand.NewPCG(1, 1)))
 	prob := Problem{Target: ev, Init: func(rng *rand.Rand, k int) []float64 {
 		x := make([]float64, d*k)

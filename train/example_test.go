@@ -47,8 +47,8 @@ func Example() {
 		Cross: &train.CrossChain{Every: 3, Lambda: 0.05, Weight: 1},
 		QAdam: adam, DAdam: adam, MomentumSD: 1,
 	}
-	nn := samplers.NNConfig{StepSize: 0.1, Alpha: 1, C: 1, ClampQ: 5, DMax: 10, DScale: 1,
-		EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: samplers.GammaExact}
+	nn := samplers.NNConfig{NNSettings: samplers.NNSettings{StepSize: 0.1, Alpha: 1, C: 1, ClampQ: 5, DMax: 10, DScale: 1,
+		EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: samplers.GammaExact}}
 	nn.RandomNets([]int{10}, []int{10}, rand.New(rand.NewPCG(1, 2)))
 
 	tr, err := train.New(cfg, prob, nn, 42)

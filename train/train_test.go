@@ -58,8 +58,8 @@ func tinyProblem(t *testing.T, k int, d int) Problem {
 // smoothNets are tanh networks (smooth, so finite differences are clean)
 // with every term of the sampler switched on.
 func smoothNets() samplers.NNConfig {
-	cfg := samplers.NNConfig{StepSize: 0.05, Alpha: 0.2, Beta: 0.3, C: 0.5, ClampQ: 5, DMax: 50, DScale: 1,
-		EnergyScale: 0.5, GradScale: 1, MomentumScale: 1, Gamma: samplers.GammaExact}
+	cfg := samplers.NNConfig{NNSettings: samplers.NNSettings{StepSize: 0.05, Alpha: 0.2, Beta: 0.3, C: 0.5, ClampQ: 5, DMax: 50, DScale: 1,
+		EnergyScale: 0.5, GradScale: 1, MomentumScale: 1, Gamma: samplers.GammaExact}}
 	rng := rand.New(rand.NewPCG(12, 34))
 	cfg.Q = graph.NewMLPWeights(2, []int{4}, graph.Tanh, rng)
 	cfg.D = graph.NewMLPWeights(3, []int{4}, graph.Tanh, rng)

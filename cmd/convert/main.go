@@ -96,7 +96,7 @@ func convert(in string, a authorsSampler, task *catalog.Task) (*samplers.Sampler
 		return nil, cli.Usagef("%s: %v", in, err)
 	}
 	tr := task.Training
-	cfg := tr.NN
+	cfg := samplers.NNConfig{NNSettings: tr.NN}
 	cfg.StepSize = tr.StepSize
 	if tr.AlphaCoef > 0 {
 		cfg.Alpha = tr.AlphaCoef / cfg.StepSize

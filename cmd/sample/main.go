@@ -36,7 +36,6 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/plot"
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
 func main() {
@@ -64,26 +63,18 @@ func run(ctx context.Context, args []string) error {
 	fs := pflag.NewFlagSet("sample", pflag.ContinueOnError)
 	var o options
 	fs.StringVar(&o.task, "task", "gaussian20", "task to sample: one of "+fmt.Sprint(catalog.Names()))
-	fs.StringVar(&o.sampler, "sampler", "nnsghmc", "sampler: sgld, sghmc, psgld or nnsghmc")
+	fs.StringVar(&o.sampler, "sampler", "nnsghmc", "sampler: "+samplerList(func(s *sampler) string { return s.name }))
 	fs.IntVar(&o.chains, "chains", 0, "number of parallel chains (default: the task's)")
 	fs.IntVar(&o.steps, "steps", 0, "number of sampler steps (default: the task's)")
 	fs.IntVar(&o.evalEvery, "eval-every", 0, "steps between evaluation points (default: the task's)")
 	fs.Float64Var(&o.stepSize, "step-size", 0, "discretisation step η (default: the task's)")
-	fs.Float64Var(&o.lr, "lr", 0, "per-batch learning rate of data tasks, from which η follows (SGLD, pSGLD: lr/N; SGHMC, NNSGHMC: √(lr/N))")
-	fs.Float64Var(&o.friction, "friction", 0, "SGHMC friction C (default: the task's)")
-	fs.Float64Var(&o.sghmcAlpha, "sghmc-alpha", 0, "SGHMC friction in the authors' velocity form: C = sghmc-alpha/η")
-	fs.IntVar(&o.warmupSteps, "warmup-steps", -1, "NNSGHMC: steps run with the warm-up step size before switching to --step-size (default: the task's)")
-	fs.Float64Var(&o.warmupStepSize, "warmup-step-size", 0, "NNSGHMC: the warm-up step size η (default: the task's)")
-	fs.Float64Var(&o.warmupLR, "warmup-lr", 0, "NNSGHMC: the warm-up per-batch learning rate of data tasks, η = √(lr/N)")
-	fs.Float64Var(&o.alphaCoef, "alpha-coef", 0, "NNSGHMC: set α = alpha-coef/η with the first step size (the authors: 0.01 on MNIST)")
+	fs.Float64Var(&o.lr, "lr", 0, "per-batch learning rate of data tasks, from which η follows ("+lrConversions()+")")
 	fs.StringVar(&o.target.DataDir, "data-dir", "", "data directory (default: $METASGMCMC_DATA, else ./data)")
 	fs.BoolVar(&o.target.Download, "download", false, "MNIST tasks: fetch missing data files from their canonical location, verified by sha256")
 	fs.IntVar(&o.target.Hidden, "hidden", 0, "hidden units of the GRU tasks (default: the task's)")
 	fs.BoolVar(&o.target.Valid, "valid", false, "GRU tasks: also score the validation split, as valid_nll (the paper tunes β on Piano's)")
 	fs.BoolVar(&o.float32, "float32", false, "evaluate energies in float32")
 	fs.Float64Var(&o.noise, "noise", -1, "standard deviation σ of gradient noise injected into Gaussian tasks (default: the task's)")
-	fs.StringVar(&o.gamma, "gamma", "", "NNSGHMC's Γ: exact (autodiff), fd (finite differences) or none (ablation, not a valid sampler)")
-	fs.StringVar(&o.meta, "meta", "", "trained NNSGHMC sampler file (default: seeded random networks)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
 	fs.StringVar(&o.out, "out", "", "output directory (required)")
 	fs.BoolVar(&o.force, "force", false, "replace the run already in --out: its files are deleted first")
@@ -92,14 +83,9 @@ func run(ctx context.Context, args []string) error {
 	fs.Uint64Var(&o.target.TargetSeed, "target-seed", catalog.DefaultOptions.TargetSeed, "seed of generated targets (the toy covariances)")
 	fs.Float64Var(&o.target.TargetScale, "target-scale", catalog.DefaultOptions.TargetScale, "scale s of the 20-D Gaussian's L = s·N(0,1)")
 	fs.StringVar(&o.target.TargetCov, "target-cov", "", "toy Gaussians: read the covariance from FILE (one row per line, as the authors' Cov_* files) instead of drawing it from --target-seed")
-	fs.Float64Var(&o.psgldDecay, "psgld-decay", 0.99, "pSGLD's RMS decay ρ")
-	fs.Float64Var(&o.psgldLambda, "psgld-lambda", 1e-5, "pSGLD's preconditioner floor λ")
-	o.nn.register(fs)
+	registerSamplerFlags(fs, &o)
 	cli.SetUsage(fs, cli.Help{Name: "sample", Synopsis: "sample [flags] --out DIR",
-		Description: "runs an SG-MCMC sampler (SGLD, SGHMC, pSGLD or NNSGHMC) on a task and writes its metrics into --out"})
-	onlyFor(fs, "sghmc", "friction", "sghmc-alpha")
-	onlyFor(fs, "psgld", "psgld-decay", "psgld-lambda")
-	onlyFor(fs, "nnsghmc", "meta", "gamma", "warmup-steps", "warmup-step-size", "warmup-lr", "alpha-coef")
+		Description: "runs an SG-MCMC sampler (" + samplerList(func(s *sampler) string { return s.label }) + ") on a task and writes its metrics into --out"})
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -134,11 +120,9 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var nnSettings any
-	if nn, ok := kernel.(*samplers.NNSGHMC); ok {
-		c := nn.Config()
-		c.Q, c.D = nil, nil // the networks are in --meta or drawn from --seed
-		nnSettings = c
+	var settings map[string]any // the sampler's own entries of summary.json
+	if s, _ := lookupSampler(o.sampler); s.settings != nil {
+		settings = s.settings(&o, kernel)
 	}
 	mon, err := task.NewMonitor(o.chains)
 	if err != nil {
@@ -162,10 +146,9 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	d := task.Dim
-	var warm *samplers.NNSGHMC
-	if nn, ok := kernel.(*samplers.NNSGHMC); ok && o.warmupSteps > 0 {
-		warm = nn
-		if err := nn.SetStepSize(o.warmupStepSize); err != nil {
+	var schedule func(step int) error // the sampler's changes during the run
+	if s, _ := lookupSampler(o.sampler); s.schedule != nil {
+		if schedule, err = s.schedule(&o, kernel); err != nil {
 			return err
 		}
 	}
@@ -183,8 +166,8 @@ func run(ctx context.Context, args []string) error {
 	start := time.Now()
 	steps := 0 // the last step the monitor accepted
 	record := func(step int, st *samplers.State) error {
-		if warm != nil && step == o.warmupSteps {
-			if err := warm.SetStepSize(o.stepSize); err != nil {
+		if schedule != nil {
+			if err := schedule(step); err != nil {
 				return err
 			}
 		}
@@ -246,14 +229,8 @@ func run(ctx context.Context, args []string) error {
 		"seconds": seconds, "steps_per_second": float64(steps) / seconds,
 		"dimension": d, "step_size": o.stepSize, "flags": cli.Resolved(fs), "code": cli.Version(),
 	}
-	if nnSettings != nil {
-		summary["nnsghmc"] = nnSettings
-		if o.warmupSteps > 0 {
-			summary["warmup_steps"], summary["warmup_step_size"] = o.warmupSteps, o.warmupStepSize
-		}
-	}
-	if o.sampler == "sghmc" {
-		summary["friction"] = o.friction
+	for k, v := range settings {
+		summary[k] = v
 	}
 	if runErr != nil {
 		summary["error"] = runErr.Error()
@@ -300,11 +277,6 @@ func onlyFor(fs *pflag.FlagSet, sampler string, names ...string) {
 // would otherwise be silently ignored. fs.Visit goes through the flags given
 // in name order, so the same flag is always the one reported.
 func samplerFlagsMatch(fs *pflag.FlagSet, sampler string) error {
-	switch sampler {
-	case "sgld", "sghmc", "psgld", "nnsghmc":
-	default:
-		return nil // an unknown sampler is reported later
-	}
 	var err error
 	fs.Visit(func(f *pflag.Flag) {
 		if owner := f.Annotations[samplerAnnotation]; err == nil && len(owner) == 1 && owner[0] != sampler {
@@ -328,6 +300,10 @@ func (o *options) resolve(fs *pflag.FlagSet, task *catalog.Task) error {
 	}
 	if !fs.Changed("noise") {
 		o.noise = def.Noise
+	}
+	smp, err := lookupSampler(o.sampler)
+	if err != nil {
+		return cli.Usagef("%v", err)
 	}
 	if err := samplerFlagsMatch(fs, o.sampler); err != nil {
 		return err
@@ -359,7 +335,7 @@ func (o *options) resolve(fs *pflag.FlagSet, task *catalog.Task) error {
 	// task's default for this sampler
 	n := def.DataSize
 	fromLR := func(lr float64) float64 {
-		if o.sampler == "sgld" || o.sampler == "psgld" {
+		if smp.firstOrder {
 			return samplers.SGLDStepSize(lr, n)
 		}
 		eta, _ := samplers.SGHMCParams(lr, n, 0)
@@ -369,64 +345,22 @@ func (o *options) resolve(fs *pflag.FlagSet, task *catalog.Task) error {
 	case fs.Changed("lr"):
 		o.stepSize = fromLR(o.lr)
 	case !fs.Changed("step-size"):
-		o.stepSize = def.StepSize[o.sampler]
-		if o.stepSize == 0 {
-			o.stepSize = def.StepSize["sghmc"] // an unknown sampler is reported later
+		o.stepSize = smp.stepSize(def)
+		if !(o.stepSize > 0) {
+			return cli.Usagef("task %s has no default step size for --sampler %s; give --step-size or --lr", task.Name, o.sampler)
 		}
 	}
-	// SGHMC's friction
-	switch {
-	case fs.Changed("friction"):
-	case fs.Changed("sghmc-alpha"):
-		o.friction = o.sghmcAlpha / o.stepSize
-	case def.SGHMCAlpha > 0:
-		o.friction = def.SGHMCAlpha / o.stepSize
-	default:
-		o.friction = def.Friction
-	}
-	if !(o.friction >= 0) {
-		return cli.Usagef("--friction must be non-negative, got %v", o.friction)
-	}
-	// NNSGHMC's warm-up
-	if !fs.Changed("warmup-steps") {
-		o.warmupSteps = def.WarmupSteps
-	}
-	switch {
-	case fs.Changed("warmup-lr"):
-		o.warmupStepSize = fromLR(o.warmupLR)
-	case !fs.Changed("warmup-step-size"):
-		o.warmupStepSize = def.WarmupStepSize
-	}
-	if o.warmupSteps > 0 && !(o.warmupStepSize > 0) {
-		return cli.Usagef("--warmup-steps needs a warm-up step size (--warmup-step-size or --warmup-lr)")
-	}
-	if !fs.Changed("alpha-coef") {
-		o.alphaCoef = def.AlphaCoef
+	// every sampler's own options, not only smp's: the flags that
+	// summary.json records (cli.Resolved) read the same whichever sampler
+	// runs
+	for _, s := range samplerTable {
+		if s.resolve != nil {
+			if err := s.resolve(o, fs, def, fromLR); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
-}
-
-// kernel builds the sampler named by --sampler.
-func (o *options) kernel(fs *pflag.FlagSet, task *catalog.Task, t tasks.Target) (samplers.Kernel, string, error) {
-	switch o.sampler {
-	case "sgld":
-		k, err := samplers.NewSGLD(t, o.stepSize)
-		return k, "SGLD", usage(err)
-	case "sghmc":
-		k, err := samplers.NewSGHMC(t, o.stepSize, o.friction)
-		return k, "SGHMC", usage(err)
-	case "psgld":
-		k, err := samplers.NewPSGLD(t, samplers.PSGLDConfig{StepSize: o.stepSize, Decay: o.psgldDecay, Lambda: o.psgldLambda})
-		return k, "pSGLD", usage(err)
-	case "nnsghmc":
-		cfg, err := o.nnConfig(fs, task)
-		if err != nil {
-			return nil, "", err
-		}
-		k, err := samplers.NewNNSGHMC(t, cfg)
-		return k, "NNSGHMC", usage(err)
-	}
-	return nil, "", cli.Usagef("unknown sampler %q (want sgld, sghmc, psgld or nnsghmc)", o.sampler)
 }
 
 // nnConfig is NNSGHMC's configuration: the trained file's (--meta) or the
@@ -440,7 +374,7 @@ func (o *options) nnConfig(fs *pflag.FlagSet, task *catalog.Task) (samplers.NNCo
 		}
 		cfg = f.Config
 	} else {
-		cfg = task.Defaults.NN
+		cfg = samplers.NNConfig{NNSettings: task.Defaults.NN}
 		cfg.Gamma = task.Defaults.Gamma
 		qh, dh := task.Defaults.QHidden, task.Defaults.DHidden
 		if fs.Changed("q-hidden") {
@@ -455,7 +389,7 @@ func (o *options) nnConfig(fs *pflag.FlagSet, task *catalog.Task) (samplers.NNCo
 		cfg.RandomNets(qh, dh, rand.New(rand.NewPCG(o.seed, 0x6e657473))) // "nets"
 	}
 	if task.Defaults.TuneNN != nil {
-		task.Defaults.TuneNN(&cfg)
+		task.Defaults.TuneNN(&cfg.NNSettings)
 	}
 	cfg.StepSize = o.stepSize
 	if o.alphaCoef > 0 {

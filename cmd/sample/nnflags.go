@@ -16,23 +16,20 @@ type nnFlags struct {
 	qHidden, dHidden                      []int
 }
 
-// register adds the flags to fs, each marked as NNSGHMC's alone.
+// register adds the flags to fs.
 func (n *nnFlags) register(fs *pflag.FlagSet) {
-	nn := pflag.NewFlagSet("nnsghmc", pflag.ContinueOnError)
-	nn.Float64Var(&n.alpha, "alpha", 0, "NNSGHMC: weight α of f_Q² in D_f")
-	nn.Float64Var(&n.beta, "beta", 0, "NNSGHMC: offset β added to Q_f")
-	nn.Float64Var(&n.c, "c", 0, "NNSGHMC: constant c added to D_f")
-	nn.Float64Var(&n.clampQ, "clamp-q", 0, "NNSGHMC: clamp f_Q to ±clamp-q (0: none)")
-	nn.Float64Var(&n.dMax, "d-max", 0, "NNSGHMC: clamp D_f to [0, d-max] (0: none)")
-	nn.Float64Var(&n.dScale, "d-scale", 0, "NNSGHMC: D_f uses d-scale·|f_D|")
-	nn.Float64Var(&n.energyScale, "energy-scale", 0, "NNSGHMC: energy input u = energy-scale·Ũ/N (the authors use −1 on data tasks)")
-	nn.Float64Var(&n.gradScale, "grad-scale", 0, "NNSGHMC: gradient input of f_D = grad-scale·∇Ũ/N")
-	nn.Float64Var(&n.momentumScale, "momentum-scale", 0, "NNSGHMC: momentum input = momentum-scale·p")
-	nn.IntVar(&n.trainDim, "train-dim", 0, "NNSGHMC: dimension D_train of the training task, for the D_train/D_test prior correction (0: none)")
-	nn.IntSliceVar(&n.qHidden, "q-hidden", nil, "NNSGHMC: hidden widths of random f_Q (default: the task's)")
-	nn.IntSliceVar(&n.dHidden, "d-hidden", nil, "NNSGHMC: hidden widths of random f_D (default: the task's)")
-	nn.VisitAll(func(f *pflag.Flag) { onlyFor(nn, "nnsghmc", f.Name) })
-	fs.AddFlagSet(nn)
+	fs.Float64Var(&n.alpha, "alpha", 0, "NNSGHMC: weight α of f_Q² in D_f")
+	fs.Float64Var(&n.beta, "beta", 0, "NNSGHMC: offset β added to Q_f")
+	fs.Float64Var(&n.c, "c", 0, "NNSGHMC: constant c added to D_f")
+	fs.Float64Var(&n.clampQ, "clamp-q", 0, "NNSGHMC: clamp f_Q to ±clamp-q (0: none)")
+	fs.Float64Var(&n.dMax, "d-max", 0, "NNSGHMC: clamp D_f to [0, d-max] (0: none)")
+	fs.Float64Var(&n.dScale, "d-scale", 0, "NNSGHMC: D_f uses d-scale·|f_D|")
+	fs.Float64Var(&n.energyScale, "energy-scale", 0, "NNSGHMC: energy input u = energy-scale·Ũ/N (the authors use −1 on data tasks)")
+	fs.Float64Var(&n.gradScale, "grad-scale", 0, "NNSGHMC: gradient input of f_D = grad-scale·∇Ũ/N")
+	fs.Float64Var(&n.momentumScale, "momentum-scale", 0, "NNSGHMC: momentum input = momentum-scale·p")
+	fs.IntVar(&n.trainDim, "train-dim", 0, "NNSGHMC: dimension D_train of the training task, for the D_train/D_test prior correction (0: none)")
+	fs.IntSliceVar(&n.qHidden, "q-hidden", nil, "NNSGHMC: hidden widths of random f_Q (default: the task's)")
+	fs.IntSliceVar(&n.dHidden, "d-hidden", nil, "NNSGHMC: hidden widths of random f_D (default: the task's)")
 }
 
 // apply copies the flags that were given into cfg.

@@ -265,7 +265,7 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 		c := *t.Config.InChain
 		cfg.InChain = &c
 	}
-	nn := t.NN
+	nn := samplers.NNConfig{NNSettings: t.NN}
 	nn.StepSize = t.StepSize
 	if o.preset == "quick" {
 		cfg.Epochs, cfg.SubEpochs, cfg.Chains, cfg.Steps, cfg.Window = 2, 1, 6, 12, 6

@@ -88,8 +88,8 @@ func mnistNTTask(b *testing.B, dt graph.Dtype) *Task {
 
 func nn(task *Task, target tasks.Target, gamma samplers.Gamma) (samplers.Kernel, error) {
 	d := task.Defaults
-	cfg := d.NN
-	d.TuneNN(&cfg)
+	cfg := samplers.NNConfig{NNSettings: d.NN}
+	d.TuneNN(&cfg.NNSettings)
 	cfg.Gamma, cfg.StepSize = gamma, d.StepSize["nnsghmc"]
 	cfg.Alpha = d.AlphaCoef / d.WarmupStepSize
 	cfg.TrainDim = 15910
@@ -133,8 +133,8 @@ func BenchmarkPianoGRUStepRatio(b *testing.B) {
 		b.Fatal(err)
 	}
 	d := task.Defaults
-	cfg := d.NN
-	d.TuneNN(&cfg)
+	cfg := samplers.NNConfig{NNSettings: d.NN}
+	d.TuneNN(&cfg.NNSettings)
 	cfg.Gamma, cfg.StepSize = samplers.GammaExact, d.StepSize["nnsghmc"]
 	cfg.Alpha = d.AlphaCoef / cfg.StepSize
 	cfg.RandomNets(d.QHidden, d.DHidden, rand.New(rand.NewPCG(2, 2)))

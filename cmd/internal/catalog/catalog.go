@@ -59,8 +59,8 @@ type Defaults struct {
 	// DataSize is N, for converting per-batch learning rates to step sizes
 	// (1 for tasks without data).
 	DataSize float64
-	// NN holds NNSGHMC's settings except the networks, StepSize and Gamma.
-	NN               samplers.NNConfig
+	// NN holds NNSGHMC's settings except StepSize and Gamma.
+	NN               samplers.NNSettings
 	QHidden, DHidden []int
 	Gamma            samplers.Gamma
 	// AlphaCoef, when positive, sets NNSGHMC's α = AlphaCoef/η with the η of
@@ -70,19 +70,19 @@ type Defaults struct {
 	// for this many steps (the authors' first data epochs).
 	WarmupSteps    int
 	WarmupStepSize float64
-	// TuneNN, when not nil, adjusts an NNSGHMC configuration — trained or
-	// random — to this task's evaluation settings (clamps, Γ) before the
+	// TuneNN, when not nil, adjusts the settings of an NNSGHMC — trained
+	// or random — to this task's evaluation settings (clamps, Γ) before the
 	// command line's flags apply.
-	TuneNN func(*samplers.NNConfig)
+	TuneNN func(*samplers.NNSettings)
 }
 
 // Training is a task's meta-training set-up.
 type Training struct {
 	Config   train.Config
 	StepSize float64 // η of the unrolled sampler
-	// NN holds NNSGHMC's settings except the networks and StepSize; α is
-	// set from AlphaCoef when that is positive.
-	NN               samplers.NNConfig
+	// NN holds NNSGHMC's settings except StepSize; α is set from
+	// AlphaCoef when that is positive.
+	NN               samplers.NNSettings
 	AlphaCoef        float64
 	QHidden, DHidden []int
 	// Init, when not nil, draws the chains' fresh positions for training

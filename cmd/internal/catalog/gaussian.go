@@ -50,7 +50,7 @@ func toyTarget(d int, seeded func(Options) (*gaussian.Gaussian, error)) func(Opt
 // inputs, no α·Q² term, no offset, f_Q clamped to ±5 and D_f to [0, 5],
 // networks with two hidden layers of 40 units (the paper says one; the code
 // has two).
-var toyNN = samplers.NNConfig{ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1}
+var toyNN = samplers.NNSettings{ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1}
 
 // gaussianTask is a Gaussian task; only the paper's training target has the
 // toy's meta-training set-up.

@@ -47,7 +47,7 @@ type mnistTraining struct {
 // mnistNN are the authors' NNSGHMC settings on MNIST: u = log-joint/N
 // (energy scale −1), gradient input 70·∇Ũ/N, D_f = α·Q² + 50·|f_D|, c = 0,
 // β = 0, f_Q clamped to ±5, networks with one hidden layer of 10 ReLUs.
-var mnistNN = samplers.NNConfig{ClampQ: 5, DMax: 1000, DScale: 50, EnergyScale: -1, GradScale: 70, MomentumScale: 1}
+var mnistNN = samplers.NNSettings{ClampQ: 5, DMax: 1000, DScale: 50, EnergyScale: -1, GradScale: 70, MomentumScale: 1}
 
 func init() {
 	nt := &mnistTraining{lr: 0.007, dMax: 1000, window: 15, every: 3, initStd: 0.2}
@@ -137,7 +137,7 @@ func (t mnistTask) build(o Options) (*Task, error) {
 			NN: nn, QHidden: []int{10}, DHidden: []int{10}, Gamma: samplers.GammaFD,
 			AlphaCoef:   0.01,
 			WarmupSteps: perEpoch, WarmupStepSize: sqrtStep(t.lrNNWarm),
-			TuneNN: func(c *samplers.NNConfig) {
+			TuneNN: func(c *samplers.NNSettings) {
 				c.ClampQ, c.DMax = clampQ, dMax
 				c.Gamma = samplers.GammaFD
 			},

@@ -35,7 +35,7 @@ import (
 //     MNIST) and NNSGHMC;
 //   - an evaluation runs 10 data epochs and scores the test split after
 //     every epoch by default.
-var musicNN = samplers.NNConfig{
+var musicNN = samplers.NNSettings{
 	C: 100, ClampQ: 5, DMax: 1000, DScale: 20, EnergyScale: -1, GradScale: 30, MomentumScale: 1,
 }
 
@@ -130,7 +130,7 @@ func musicTask(o Options, name string, beta float64, trains bool) (*Task, error)
 			SGHMCAlpha: 0.01, DataSize: n,
 			NN: musicNN, QHidden: []int{10}, DHidden: []int{10}, Gamma: samplers.GammaExact,
 			AlphaCoef: 0.002,
-			TuneNN:    func(c *samplers.NNConfig) { c.Beta = beta },
+			TuneNN:    func(c *samplers.NNSettings) { c.Beta = beta },
 		},
 	}
 	if trains {

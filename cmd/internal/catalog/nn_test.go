@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -9,10 +8,10 @@ import (
 )
 
 // TestToySettingsAreTheDefaultNNConfig ties the Gaussian tasks' NNSGHMC
-// settings (sampling and meta-training) to samplers.DefaultNNConfig, the
+// settings (sampling and meta-training) to samplers.DefaultNNSettings, the
 // paper's toy settings, so that neither drifts from the other.
 func TestToySettingsAreTheDefaultNNConfig(t *testing.T) {
-	def := samplers.DefaultNNConfig(0.01, rand.New(rand.NewPCG(1, 1)))
+	def := samplers.DefaultNNSettings(0.01)
 	for _, name := range []string{"gaussian10", "gaussian20", "gaussian2d"} {
 		task, err := New(name, DefaultOptions)
 		if err != nil {
@@ -20,15 +19,15 @@ func TestToySettingsAreTheDefaultNNConfig(t *testing.T) {
 		}
 		d := task.Defaults
 		cfg := d.NN
-		cfg.StepSize, cfg.Gamma, cfg.Q, cfg.D = def.StepSize, d.Gamma, def.Q, def.D
+		cfg.StepSize, cfg.Gamma = def.StepSize, d.Gamma
 		if cfg != def || !slices.Equal(d.QHidden, []int{40, 40}) || !slices.Equal(d.DHidden, []int{40, 40}) {
-			t.Errorf("%s: settings %+v, hidden %v and %v; DefaultNNConfig has %+v and 40×40 networks", name, d.NN, d.QHidden, d.DHidden, def)
+			t.Errorf("%s: settings %+v, hidden %v and %v; DefaultNNSettings has %+v and DefaultNNConfig 40×40 networks", name, d.NN, d.QHidden, d.DHidden, def)
 		}
 		if tr := task.Training; tr != nil {
 			cfg := tr.NN
-			cfg.StepSize, cfg.Gamma, cfg.Q, cfg.D = tr.StepSize, def.Gamma, def.Q, def.D
+			cfg.StepSize, cfg.Gamma = tr.StepSize, def.Gamma
 			if cfg != def {
-				t.Errorf("%s training: settings %+v (η %v); DefaultNNConfig has %+v", name, tr.NN, tr.StepSize, def)
+				t.Errorf("%s training: settings %+v (η %v); DefaultNNSettings has %+v", name, tr.NN, tr.StepSize, def)
 			}
 		}
 	}

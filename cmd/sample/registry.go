@@ -1,0 +1,268 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+)
+
+// sampler is a value of --sampler: its flags, its default step size, how
+// --lr converts to a step size and how to build its kernel. The command
+// reads everything that differs between samplers from the registry
+// (samplerTable), so a sampler is added there alone.
+type sampler struct {
+	name  string // the value of --sampler
+	label string // the name in the help and on the progress bar
+	// firstOrder samplers take η = lr/N from a per-batch learning rate
+	// (samplers.SGLDStepSize); the others η = √(lr/N)
+	// (samplers.SGHMCParams).
+	firstOrder bool
+	// flags, when not nil, defines the flags that only this sampler reads,
+	// storing their values in o; the registry marks them as its own.
+	flags func(fs *pflag.FlagSet, o *options)
+	// stepSize returns the task's default step size η for this sampler,
+	// or 0 if the task has none (then the run needs --step-size or --lr).
+	stepSize func(def catalog.Defaults) float64
+	// resolve, when not nil, fills in the sampler's own options from the
+	// task's defaults def and the flags fs, after the step size is set, and
+	// validates them; fromLR converts a per-batch learning rate to a step
+	// size for the sampler that runs. The command resolves every sampler's
+	// options, whichever runs, so that the resolved flags in summary.json
+	// do not depend on --sampler.
+	resolve func(o *options, fs *pflag.FlagSet, def catalog.Defaults, fromLR func(lr float64) float64) error
+	// build returns the kernel on target t, with the options resolved.
+	build func(o *options, fs *pflag.FlagSet, task *catalog.Task, t tasks.Target) (samplers.Kernel, error)
+	// schedule, when not nil, prepares the kernel k for the run after Init
+	// and returns a function, or nil, to call after each step with the
+	// step's number, which may change the kernel's settings for the
+	// following steps.
+	schedule func(o *options, k samplers.Kernel) (func(step int) error, error)
+	// settings, when not nil, returns the entries that summary.json adds
+	// for the kernel k, read just after build.
+	settings func(o *options, k samplers.Kernel) map[string]any
+}
+
+// samplerTable is the registry of samplers, in the order the help lists
+// them.
+var samplerTable []*sampler
+
+// registerSampler adds s to the registry. It refuses a sampler without a
+// name, label, kernel or default step size, and a name already taken.
+func registerSampler(s sampler) error {
+	switch {
+	case s.name == "" || s.label == "":
+		return errors.New("a sampler needs a name and a label")
+	case s.build == nil:
+		return fmt.Errorf("sampler %s has no kernel constructor", s.name)
+	case s.stepSize == nil:
+		return fmt.Errorf("sampler %s has no default step size", s.name)
+	}
+	if _, err := lookupSampler(s.name); err == nil {
+		return fmt.Errorf("sampler %s is registered twice", s.name)
+	}
+	samplerTable = append(samplerTable, &s)
+	return nil
+}
+
+// lookupSampler returns the registered sampler called name.
+func lookupSampler(name string) (*sampler, error) {
+	for _, s := range samplerTable {
+		if s.name == name {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("unknown sampler %q (want %s)", name, samplerList(func(s *sampler) string { return s.name }))
+}
+
+// samplerList lists the registered samplers as "a, b, c or d", each as
+// field gives it.
+func samplerList(field func(*sampler) string) string {
+	var names []string
+	for _, s := range samplerTable {
+		names = append(names, field(s))
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// lrConversions says how --lr converts to each sampler's step size, as in
+// "SGLD, pSGLD: lr/N; SGHMC, NNSGHMC: √(lr/N)".
+func lrConversions() string {
+	var first, second []string
+	for _, s := range samplerTable {
+		if s.firstOrder {
+			first = append(first, s.label)
+		} else {
+			second = append(second, s.label)
+		}
+	}
+	var parts []string
+	if len(first) > 0 {
+		parts = append(parts, strings.Join(first, ", ")+": lr/N")
+	}
+	if len(second) > 0 {
+		parts = append(parts, strings.Join(second, ", ")+": √(lr/N)")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// registerSamplerFlags defines every registered sampler's own flags in fs,
+// each marked as that sampler's (see samplerFlagsMatch).
+func registerSamplerFlags(fs *pflag.FlagSet, o *options) {
+	for _, s := range samplerTable {
+		if s.flags == nil {
+			continue
+		}
+		own := pflag.NewFlagSet(s.name, pflag.ContinueOnError)
+		s.flags(own, o)
+		own.VisitAll(func(f *pflag.Flag) { onlyFor(own, s.name, f.Name) })
+		fs.AddFlagSet(own)
+	}
+}
+
+// taskStepSize is a sampler's default step size from the task's table of
+// them (catalog.Defaults.StepSize), under the sampler's name.
+func taskStepSize(name string) func(catalog.Defaults) float64 {
+	return func(def catalog.Defaults) float64 { return def.StepSize[name] }
+}
+
+func init() {
+	for _, s := range []sampler{
+		{
+			name: "sgld", label: "SGLD", firstOrder: true, stepSize: taskStepSize("sgld"),
+			build: func(o *options, _ *pflag.FlagSet, _ *catalog.Task, t tasks.Target) (samplers.Kernel, error) {
+				return samplers.NewSGLD(t, o.stepSize)
+			},
+		},
+		{
+			name: "sghmc", label: "SGHMC", stepSize: taskStepSize("sghmc"),
+			flags: func(fs *pflag.FlagSet, o *options) {
+				fs.Float64Var(&o.friction, "friction", 0, "SGHMC friction C (default: the task's)")
+				fs.Float64Var(&o.sghmcAlpha, "sghmc-alpha", 0, "SGHMC friction in the authors' velocity form: C = sghmc-alpha/η")
+			},
+			resolve: func(o *options, fs *pflag.FlagSet, def catalog.Defaults, _ func(float64) float64) error {
+				switch {
+				case fs.Changed("friction"):
+				case fs.Changed("sghmc-alpha"):
+					o.friction = o.sghmcAlpha / o.stepSize
+				case def.SGHMCAlpha > 0:
+					o.friction = def.SGHMCAlpha / o.stepSize
+				default:
+					o.friction = def.Friction
+				}
+				if !(o.friction >= 0) {
+					return cli.Usagef("--friction must be non-negative, got %v", o.friction)
+				}
+				return nil
+			},
+			build: func(o *options, _ *pflag.FlagSet, _ *catalog.Task, t tasks.Target) (samplers.Kernel, error) {
+				return samplers.NewSGHMC(t, o.stepSize, o.friction)
+			},
+			settings: func(o *options, _ samplers.Kernel) map[string]any {
+				return map[string]any{"friction": o.friction}
+			},
+		},
+		{
+			name: "psgld", label: "pSGLD", firstOrder: true, stepSize: taskStepSize("psgld"),
+			flags: func(fs *pflag.FlagSet, o *options) {
+				fs.Float64Var(&o.psgldDecay, "psgld-decay", 0.99, "pSGLD's RMS decay ρ")
+				fs.Float64Var(&o.psgldLambda, "psgld-lambda", 1e-5, "pSGLD's preconditioner floor λ")
+			},
+			build: func(o *options, _ *pflag.FlagSet, _ *catalog.Task, t tasks.Target) (samplers.Kernel, error) {
+				return samplers.NewPSGLD(t, samplers.PSGLDConfig{StepSize: o.stepSize, Decay: o.psgldDecay, Lambda: o.psgldLambda})
+			},
+		},
+		{
+			name: "nnsghmc", label: "NNSGHMC", stepSize: taskStepSize("nnsghmc"),
+			flags: func(fs *pflag.FlagSet, o *options) {
+				fs.IntVar(&o.warmupSteps, "warmup-steps", -1, "NNSGHMC: steps run with the warm-up step size before switching to --step-size (default: the task's)")
+				fs.Float64Var(&o.warmupStepSize, "warmup-step-size", 0, "NNSGHMC: the warm-up step size η (default: the task's)")
+				fs.Float64Var(&o.warmupLR, "warmup-lr", 0, "NNSGHMC: the warm-up per-batch learning rate of data tasks, η = √(lr/N)")
+				fs.Float64Var(&o.alphaCoef, "alpha-coef", 0, "NNSGHMC: set α = alpha-coef/η with the first step size (the authors: 0.01 on MNIST)")
+				fs.StringVar(&o.gamma, "gamma", "", "NNSGHMC's Γ: exact (autodiff), fd (finite differences) or none (ablation, not a valid sampler)")
+				fs.StringVar(&o.meta, "meta", "", "trained NNSGHMC sampler file (default: seeded random networks)")
+				o.nn.register(fs)
+			},
+			resolve: func(o *options, fs *pflag.FlagSet, def catalog.Defaults, fromLR func(float64) float64) error {
+				// the warm-up
+				if !fs.Changed("warmup-steps") {
+					o.warmupSteps = def.WarmupSteps
+				}
+				switch {
+				case fs.Changed("warmup-lr"):
+					o.warmupStepSize = fromLR(o.warmupLR)
+				case !fs.Changed("warmup-step-size"):
+					o.warmupStepSize = def.WarmupStepSize
+				}
+				if o.warmupSteps > 0 && !(o.warmupStepSize > 0) {
+					return cli.Usagef("--warmup-steps needs a warm-up step size (--warmup-step-size or --warmup-lr)")
+				}
+				if !fs.Changed("alpha-coef") {
+					o.alphaCoef = def.AlphaCoef
+				}
+				return nil
+			},
+			schedule: func(o *options, k samplers.Kernel) (func(step int) error, error) {
+				if o.warmupSteps <= 0 {
+					return nil, nil
+				}
+				nn := k.(*samplers.NNSGHMC)
+				if err := nn.SetStepSize(o.warmupStepSize); err != nil {
+					return nil, err
+				}
+				return func(step int) error {
+					if step == o.warmupSteps {
+						return nn.SetStepSize(o.stepSize)
+					}
+					return nil
+				}, nil
+			},
+			build: func(o *options, fs *pflag.FlagSet, task *catalog.Task, t tasks.Target) (samplers.Kernel, error) {
+				cfg, err := o.nnConfig(fs, task)
+				if err != nil {
+					return nil, err
+				}
+				return samplers.NewNNSGHMC(t, cfg)
+			},
+			settings: func(o *options, k samplers.Kernel) map[string]any {
+				c := k.(*samplers.NNSGHMC).Config()
+				c.Q, c.D = nil, nil // the networks are in --meta or drawn from --seed
+				m := map[string]any{"nnsghmc": c}
+				if o.warmupSteps > 0 {
+					m["warmup_steps"], m["warmup_step_size"] = o.warmupSteps, o.warmupStepSize
+				}
+				return m
+			},
+		},
+	} {
+		if err := registerSampler(s); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// kernel builds the sampler named by --sampler, and returns its label.
+func (o *options) kernel(fs *pflag.FlagSet, task *catalog.Task, t tasks.Target) (samplers.Kernel, string, error) {
+	s, err := lookupSampler(o.sampler)
+	if err != nil {
+		return nil, "", cli.Usagef("%v", err)
+	}
+	k, err := s.build(o, fs, task, t)
+	if err != nil {
+		var u *cli.UsageError
+		if errors.As(err, &u) {
+			return nil, "", err
+		}
+		return nil, "", usage(err)
+	}
+	return k, s.label, nil
+}
