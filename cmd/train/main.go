@@ -49,7 +49,7 @@ type options struct {
 	init                      string
 	epochs, chains, subEpochs int
 	steps, window             int
-	stepSize, lr              float64
+	stepSize, lr, energyScale float64
 	seed                      uint64
 	quiet                     bool
 	target                    catalog.Options
@@ -70,6 +70,7 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.IntVar(&o.window, "window", 0, "truncated back-propagation window in steps (default: the task's)")
 	fs.Float64Var(&o.stepSize, "step-size", 0, "step size η of the unrolled sampler (default: the task's)")
 	fs.Float64Var(&o.lr, "lr", 0, "Adam learning rate of both networks (default: the task's)")
+	fs.Float64Var(&o.energyScale, "energy-scale", 0, "scale s_u of the networks' energy input u = s_u·Ũ/N (default: the task's; give sample the same, or the test's counterpart, with --energy-scale)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar, nor progress lines when standard error is not a terminal")
 	fs.Uint64Var(&o.target.TargetSeed, "target-seed", catalog.DefaultOptions.TargetSeed, "seed of generated targets (the toy covariances)")
@@ -289,6 +290,7 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 		{"window", func() { cfg.Window = o.window }, o.window > 0, "a positive integer"},
 		{"step-size", func() { nn.StepSize = o.stepSize }, positive(o.stepSize), "a positive finite number"},
 		{"lr", func() { cfg.QAdam.LR, cfg.DAdam.LR = o.lr, o.lr }, positive(o.lr), "a positive finite number"},
+		{"energy-scale", func() { nn.EnergyScale = o.energyScale }, o.energyScale != 0, "a non-zero number"},
 	} {
 		if fs.Changed(f.name) {
 			if !f.ok {

@@ -624,3 +624,37 @@ func TestLogWhenNotATerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestEnergyScaleSetsTheNetworksInput: --energy-scale sets the scale of the
+// networks' energy input that training uses, and the trained-sampler file
+// records it; 0 is refused.
+func TestEnergyScaleSetsTheNetworksInput(t *testing.T) {
+	for _, tc := range []struct {
+		scale string
+		want  float64 // 0: a usage error
+	}{{"", 1}, {"0.1", 0.1}, {"-2", -2}, {"0", 0}} {
+		args := append([]string{}, quick...)
+		if tc.scale != "" {
+			args = append(args, "-energy-scale", tc.scale)
+		}
+		out := filepath.Join(t.TempDir(), "run")
+		err := run(context.Background(), append(args, "-out", out))
+		if tc.want == 0 {
+			var ue *cli.UsageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--energy-scale") {
+				t.Errorf("--energy-scale %s: got %v, want a usage error naming the flag", tc.scale, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("--energy-scale %q: %v", tc.scale, err)
+		}
+		f, err := samplers.ReadSamplerFile(filepath.Join(out, "sampler.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Config.EnergyScale != tc.want {
+			t.Errorf("--energy-scale %q: the sampler file records %v, want %v", tc.scale, f.Config.EnergyScale, tc.want)
+		}
+	}
+}
