@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 )
 
@@ -77,7 +78,7 @@ func commandUnder(t *testing.T, limit string, args ...string) (int, string) {
 		t.Skip("no bash to set ulimit -v with")
 	}
 	cmd := exec.Command(bash, append([]string{"-c", `ulimit -v "$1" && shift && exec "$0" "$@"`, os.Args[0], limit}, args...)...)
-	cmd.Env = append(os.Environ(), "SAMPLE_RUN_MAIN=1")
+	cmd.Env = append(os.Environ(), clitest.RunMainEnv+"=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err = cmd.Run()

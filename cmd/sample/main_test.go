@@ -16,35 +16,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 )
 
-// TestMain lets tests run the command itself as a subprocess: with
-// SAMPLE_RUN_MAIN=1 the test binary is the command.
-func TestMain(m *testing.M) {
-	if os.Getenv("SAMPLE_RUN_MAIN") == "1" {
-		main()
-		return
-	}
-	os.Exit(datatest.Main(m))
-}
+// TestMain lets tests run the command itself as a subprocess (see
+// clitest.Main).
+func TestMain(m *testing.M) { os.Exit(clitest.Main(m, main, datatest.Main)) }
 
 // command runs the command with args and returns its exit status and
 // standard error.
 func command(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "SAMPLE_RUN_MAIN=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return code, stderr.String()
+	return clitest.Command(t, args...)
 }
 
 func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
@@ -273,8 +257,7 @@ type started struct {
 // start starts the command with args in the background.
 func start(t *testing.T, args ...string) *started {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "SAMPLE_RUN_MAIN=1")
+	cmd := clitest.Cmd(args...)
 	s := &started{cmd: cmd, stderr: new(bytes.Buffer)}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {

@@ -20,33 +20,22 @@ import (
 	"time"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
 
-func TestMain(m *testing.M) {
-	if os.Getenv("TRAIN_RUN_MAIN") == "1" {
-		main()
-		return
-	}
-	os.Exit(datatest.Main(m))
-}
+// TestMain lets tests run the command itself as a subprocess (see
+// clitest.Main).
+func TestMain(m *testing.M) { os.Exit(clitest.Main(m, main, datatest.Main)) }
 
+// command runs the command with args and returns its exit status and
+// standard error.
 func command(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "TRAIN_RUN_MAIN=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode(), stderr.String()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return 0, stderr.String()
+	return clitest.Command(t, args...)
 }
 
 func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
@@ -558,8 +547,7 @@ func TestSignalsWriteACheckpoint(t *testing.T) {
 	}{{syscall.SIGINT, "SIGINT", 130}, {syscall.SIGTERM, "SIGTERM", 143}} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			cmd := exec.Command(os.Args[0], append(small, "-epochs", "100000", "-out", out)...)
-			cmd.Env = append(os.Environ(), "TRAIN_RUN_MAIN=1")
+			cmd := clitest.Cmd(append(small, "-epochs", "100000", "-out", out)...)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {

@@ -2,9 +2,11 @@
 package clitest
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -38,4 +40,44 @@ func CheckHelp(t *testing.T, prog string, run func(args []string) error) {
 			t.Errorf("%s: help\n%s\nwant a description, the synopsis and the flags", arg, b)
 		}
 	}
+}
+
+// RunMainEnv is the environment variable under which a command's test
+// binary runs the command itself (see Main and Command).
+const RunMainEnv = "METASGMCMC_RUN_MAIN"
+
+// Main is a command's TestMain: with RunMainEnv=1 in the environment the
+// test binary is the command (it runs main, which exits); otherwise it
+// runs the tests with run (for example datatest.Main) and returns their
+// exit status.
+func Main(m *testing.M, main func(), run func(*testing.M) int) int {
+	if os.Getenv(RunMainEnv) == "1" {
+		main()
+		return 0
+	}
+	return run(m)
+}
+
+// Cmd is the test binary set up to run as the command with args (see
+// Main).
+func Cmd(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), RunMainEnv+"=1")
+	return cmd
+}
+
+// Command runs the command with args (see Main) and returns its exit
+// status and standard error.
+func Command(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := Cmd(args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), stderr.String()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return 0, stderr.String()
 }
