@@ -1,9 +1,12 @@
 package gru
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
@@ -16,8 +19,10 @@ import (
 // (SequenceEnergy, float64 and float32) against the hand-written oracle
 // (float64, gonum's blas64, the prior added the same way). The timings of
 // the sub-benchmarks Energy/graph/H=…/float64 and Energy/oracle/H=… compare
-// directly on one CPU (-cpu 1); with more, the graphs evaluate groups of
-// chains in parallel (see NewModel) and the oracle does not:
+// directly on one CPU (-cpu 1), where the graphs run their chain groups
+// (sized by the cache, see chainGroups) one after another; with more, the
+// graphs evaluate the groups in parallel and the oracle does not
+// (BenchmarkEnergyRatio alternates the two in one process):
 //
 //	go test ./tasks/gru -run '^$' -bench Energy -benchtime 5x -cpu 1,2
 //
@@ -96,4 +101,91 @@ func BenchmarkScorePiano(b *testing.B) {
 			}
 		})
 	}
+}
+
+var groupCache = flag.Int("groupcache", 0, "BenchmarkEnergyRatio: bytes of a chain group's recurrent weights (0: groupCacheBytes)")
+
+// BenchmarkEnergyRatio alternates, in one process, the float64 graph's
+// energy plus gradient (SequenceEnergy) and the hand-written oracle's on the
+// same sequence, H = 200 and K = 20: one round times each once, so both see
+// the same machine state, and the ratio of their medians is reported as
+// graph/oracle (ratio-of-min beside it). The sequence is Piano's first
+// training sequence of at least 870 frames cut to 870 when the data are
+// present ($METASGMCMC_DATA), else 870 synthetic frames. On one CPU, as the
+// oracle runs:
+//
+//	GOMAXPROCS=1 go test ./tasks/gru -run '^$' -bench EnergyRatio -benchtime 3x -cpu 1 -count 3
+//
+// -groupcache sets the cache budget of a chain group (groupCacheBytes) to
+// compare budgets; -groupcache 1073741824 is one group on one CPU.
+func BenchmarkEnergyRatio(b *testing.B) {
+	const h = 200
+	if *groupCache > 0 {
+		defer func(c int) { groupCacheBytes = c }(groupCacheBytes)
+		groupCacheBytes = *groupCache
+	}
+	train, theta := benchSetup(h)
+	src := "synthetic"
+	if d, err := music.Load("", "piano"); err == nil {
+		for _, s := range d.Train {
+			if s.T >= benchT {
+				train, src = music.Split{{T: benchT, Roll: s.Roll[:benchT*Keys]}}, "piano"
+				break
+			}
+		}
+	}
+	b.Logf("sequence: %s, %d frames", src, train[0].T)
+	e, err := NewEnergy(train, Config{Hidden: h, Chains: benchK})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	b.Logf("%d chain groups", len(e.groups))
+	ev := tasks.NewEval(e.Dim(), benchK)
+	o := newOracle(h, benchK)
+	oev := tasks.NewEval(e.Dim(), benchK)
+	oracleEval := func() {
+		o.nllGrad(theta, train[0], 1, oev.U, oev.Grad)
+		Prior(theta, benchK, oev.Prior, oev.PriorGrad)
+		for c := range oev.U {
+			oev.U[c] += oev.Prior[c]
+		}
+		for j, g := range oev.PriorGrad {
+			oev.Grad[j] += g
+		}
+	}
+	// One untimed round of each: first-call allocations.
+	if err := e.SequenceEnergy(theta, train[0], ev); err != nil {
+		b.Fatal(err)
+	}
+	oracleEval()
+	var gt, ot []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if err := e.SequenceEnergy(theta, train[0], ev); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		oracleEval()
+		t2 := time.Now()
+		gt = append(gt, float64(t1.Sub(t0))/1e6)
+		ot = append(ot, float64(t2.Sub(t1))/1e6)
+	}
+	b.StopTimer()
+	if r := relErr(ev.Grad, oev.Grad); r > 1e-6 {
+		b.Fatalf("graph and oracle gradients differ: relative error %g", r)
+	}
+	median := func(x []float64) float64 {
+		s := slices.Clone(x)
+		slices.Sort(s)
+		if n := len(s); n%2 == 0 {
+			return (s[n/2-1] + s[n/2]) / 2
+		}
+		return s[len(s)/2]
+	}
+	b.ReportMetric(median(gt), "graph-ms")
+	b.ReportMetric(median(ot), "oracle-ms")
+	b.ReportMetric(median(gt)/median(ot), "graph/oracle")
+	b.ReportMetric(slices.Min(gt)/slices.Min(ot), "ratio-of-min")
 }

@@ -453,8 +453,9 @@ func TestMonitor(t *testing.T) {
 }
 
 // TestChainGroupsGiveIdenticalResults evaluates 5 chains in one graph
-// (GOMAXPROCS 1) and split into three groups run in parallel (GOMAXPROCS
-// 3), over a sequence of several segments with part of the pre-activations
+// (GOMAXPROCS 1), split into three groups run in parallel (GOMAXPROCS 3)
+// and split by the cache budget into five groups of one on one CPU
+// (GOMAXPROCS 1, groupCacheBytes below one chain's recurrent weights), over a sequence of several segments with part of the pre-activations
 // recomputed, and scores a split: log-likelihoods, values and gradients
 // must agree bit for bit,
 // so results do not depend on the machine's number of CPUs.
@@ -464,15 +465,17 @@ func TestChainGroupsGiveIdenticalResults(t *testing.T) {
 	seq := randomSequence(rng, 37, 0.2)
 	theta := randomTheta(rng, h, k, 0.5)
 	split := music.Split{seq, randomSequence(rng, 11, 0.3), randomSequence(rng, 20, 0.1)}
-	run := func(procs int) (ll, nll, grad, scores []float64) {
+	run := func(procs, cache, groups int) (ll, nll, grad, scores []float64) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		defer func(b int) { groupCacheBytes = b }(groupCacheBytes)
+		groupCacheBytes = cache
 		sc, err := NewScorer(Config{Hidden: h, Chains: k, Segment: 8}, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer sc.Close()
-		if (procs > 1) != (sc.groups != nil) {
-			t.Fatalf("GOMAXPROCS %d: %d scorer groups", procs, len(sc.groups))
+		if len(sc.groups) != groups {
+			t.Fatalf("GOMAXPROCS %d, cache %d: %d scorer groups, want %d", procs, cache, len(sc.groups), groups)
 		}
 		scores = make([]float64, len(split)*k)
 		if err := sc.LogLiks(theta, split, scores); err != nil {
@@ -483,8 +486,8 @@ func TestChainGroupsGiveIdenticalResults(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer m.Close()
-		if want := map[int]int{1: 0, 3: 3}[procs]; len(m.groups) != want {
-			t.Fatalf("GOMAXPROCS %d: %d chain groups, want %d", procs, len(m.groups), want)
+		if len(m.groups) != groups {
+			t.Fatalf("GOMAXPROCS %d, cache %d: %d chain groups, want %d", procs, cache, len(m.groups), groups)
 		}
 		ll, nll, grad = make([]float64, k), make([]float64, k), make([]float64, m.Dim()*k)
 		if err := m.LogLik(theta, seq, ll); err != nil {
@@ -495,28 +498,38 @@ func TestChainGroupsGiveIdenticalResults(t *testing.T) {
 		}
 		return ll, nll, grad, scores
 	}
-	ll1, nll1, g1, s1 := run(1)
-	ll3, nll3, g3, s3 := run(3)
-	for _, c := range []struct {
-		name string
-		a, b []float64
-	}{{"log-likelihood", ll1, ll3}, {"NLL", nll1, nll3}, {"gradient", g1, g3}, {"Scorer's log-likelihoods", s1, s3}} {
-		for i := range c.a {
-			if math.Float64bits(c.a[i]) != math.Float64bits(c.b[i]) {
-				t.Fatalf("%s[%d]: %v in one graph, %v in three groups", c.name, i, c.a[i], c.b[i])
+	const big, small = 1 << 30, 3 * h * h * 8 // one chain's U: 864 bytes
+	ll1, nll1, g1, s1 := run(1, big, 0)
+	for _, r := range []struct {
+		name                 string
+		procs, cache, groups int
+	}{{"three groups on 3 CPUs", 3, big, 3}, {"five groups on one CPU", 1, small, 5}, {"three groups on 2 CPUs", 2, 2 * small, 3}} {
+		ll3, nll3, g3, s3 := run(r.procs, r.cache, r.groups)
+		for _, c := range []struct {
+			name string
+			a, b []float64
+		}{{"log-likelihood", ll1, ll3}, {"NLL", nll1, nll3}, {"gradient", g1, g3}, {"Scorer's log-likelihoods", s1, s3}} {
+			for i := range c.a {
+				if math.Float64bits(c.a[i]) != math.Float64bits(c.b[i]) {
+					t.Fatalf("%s[%d]: %v in one graph, %v in %s", c.name, i, c.a[i], c.b[i], r.name)
+				}
 			}
 		}
 	}
 }
 
 // Chains are split into as few groups as reach the largest group that one
-// group per CPU gives, with sizes that differ by at most one.
+// group per CPU gives and the cache allows (maxSize), with sizes that differ
+// by at most one.
 func TestSplitChains(t *testing.T) {
-	for _, c := range []struct{ k, procs, groups, largest int }{
-		{20, 1, 0, 0}, {1, 4, 0, 0}, {20, 2, 2, 10}, {20, 3, 3, 7}, {20, 4, 4, 5}, {20, 8, 7, 3},
-		{20, 16, 10, 2}, {20, 20, 20, 1}, {20, 64, 20, 1}, {5, 3, 3, 2}, {7, 6, 4, 2},
+	for _, c := range []struct{ k, procs, maxSize, groups, largest int }{
+		{20, 1, 20, 0, 0}, {1, 4, 20, 0, 0}, {20, 2, 20, 2, 10}, {20, 3, 20, 3, 7}, {20, 4, 20, 4, 5}, {20, 8, 20, 7, 3},
+		{20, 16, 20, 10, 2}, {20, 20, 20, 20, 1}, {20, 64, 20, 20, 1}, {5, 3, 5, 3, 2}, {7, 6, 7, 4, 2},
+		// The cache bound, on one CPU and with more CPUs: the larger count wins.
+		{20, 1, 4, 5, 4}, {20, 1, 3, 7, 3}, {20, 1, 1, 20, 1}, {20, 1, 0, 20, 1}, {20, 1, 100, 0, 0},
+		{20, 2, 4, 5, 4}, {20, 8, 4, 7, 3}, {20, 2, 2, 10, 2}, {1, 1, 1, 0, 0},
 	} {
-		gs := splitChains(c.k, c.procs)
+		gs := splitChains(c.k, c.procs, c.maxSize)
 		largest, smallest, next := 0, c.k, 0
 		for _, g := range gs {
 			if g.off != next {

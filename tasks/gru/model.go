@@ -115,14 +115,15 @@ type modelGroup struct {
 }
 
 // NewModel builds and compiles the segment graph described by cfg. With
-// more than one CPU (GOMAXPROCS) and chain, the chains are split into groups
-// evaluated in parallel, each with its own graph (see chainGroup).
+// more than one CPU (GOMAXPROCS) and chain, or more chains' recurrent
+// weights than the cache budget holds, the chains are split into groups
+// evaluated in parallel, each with its own graph (see chainGroups).
 func NewModel(cfg Config) (*Model, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	groups := chainGroups(cfg.Chains)
+	groups := chainGroups(cfg)
 	if groups == nil {
 		return newModel(cfg)
 	}

@@ -48,8 +48,9 @@ type scorerGroup struct {
 // NewScorer builds and compiles a forward-only segment graph for cfg
 // (Hidden, Chains, Segment and Dtype; ActivationMemory is ignored) that runs
 // batch sequences side by side (DefaultScoreBatch when zero). With more
-// than one CPU (GOMAXPROCS) and chain, the chains are split into groups
-// scored in parallel, each with its own graph (see chainGroup).
+// than one CPU (GOMAXPROCS) and chain, or more chains' recurrent weights than
+// the cache budget holds, the chains are split into groups scored in
+// parallel, each with its own graph (see chainGroups).
 func NewScorer(cfg Config, batch int) (*Scorer, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -61,7 +62,7 @@ func NewScorer(cfg Config, batch int) (*Scorer, error) {
 	if batch < 1 {
 		return nil, fmt.Errorf("gru: scorer batch of %d sequences", batch)
 	}
-	groups := chainGroups(cfg.Chains)
+	groups := chainGroups(cfg)
 	if groups == nil {
 		return newScorer(cfg, batch)
 	}
