@@ -162,19 +162,6 @@ func run(ctx context.Context, args []string) (err error) {
 			return cli.Usagef("cannot resume %s: %v; its config.json and checkpoint.json disagree (edited, or written by another version of this program): continue it with that version, or start afresh into another --out", o.resume, err)
 		}
 		saved = &resumed.Position
-	} else {
-		// a run that fails before writing anything leaves no empty
-		// directory behind
-		if _, serr := os.Stat(o.out); errors.Is(serr, os.ErrNotExist) {
-			defer func() {
-				if err != nil {
-					os.Remove(o.out) // only when empty
-				}
-			}()
-		}
-		if err := os.MkdirAll(o.out, 0o755); err != nil {
-			return err
-		}
 	}
 	if err := cli.WriteJSON(filepath.Join(o.out, "config.json"), map[string]any{"flags": cli.Resolved(fs), "given": given(fs),
 		"training": cfg, "sampler": nn, "code": cli.Version()}); err != nil {

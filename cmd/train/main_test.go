@@ -471,31 +471,6 @@ func TestDivergenceNamesTheLastCheckpoint(t *testing.T) {
 	}
 }
 
-// TestUsageErrorLeavesNoOutput gives bad flags with an --out that does not
-// exist yet: each is a usage error, and the directory is not created.
-func TestUsageErrorLeavesNoOutput(t *testing.T) {
-	for _, args := range [][]string{
-		{"-lr", "Inf"},
-		{"-lr", "NaN"},
-		{"-step-size", "Inf"},
-		{"-epochs", "0"},
-		{"-task", "nope"},
-		{"-steps", "10"},
-		{"-preset", "slow"},
-		{"-init", filepath.Join(t.TempDir(), "none.json")},
-	} {
-		out := filepath.Join(t.TempDir(), "run")
-		err := run(context.Background(), append(args, "-quiet", "-out", out))
-		var ue *cli.UsageError
-		if !errors.As(err, &ue) {
-			t.Errorf("%v: got %v, want a usage error", args, err)
-		}
-		if _, serr := os.Stat(out); !errors.Is(serr, os.ErrNotExist) {
-			t.Errorf("%v: --out exists after a usage error (%v)", args, serr)
-		}
-	}
-}
-
 // TestUsageErrorsLeaveNoOutDir: usage errors, NaN and infinite values of
 // float flags among them, are reported before --out is created.
 func TestUsageErrorsLeaveNoOutDir(t *testing.T) {
@@ -511,6 +486,9 @@ func TestUsageErrorsLeaveNoOutDir(t *testing.T) {
 		{[]string{"-epochs", "0"}, "--epochs: invalid value"},
 		{[]string{"-task", "nope"}, `unknown task "nope"`},
 		{[]string{"-init", "none.json"}, "--init: cannot read sampler file"},
+		{[]string{"-step-size", "Inf"}, "--step-size must be a finite number, got +Inf"},
+		{[]string{"-steps", "10"}, "the in-chain loss has no time within 10 steps"},
+		{[]string{"-preset", "slow"}, `unknown preset "slow"`},
 	}
 	root := t.TempDir()
 	for i, tc := range tests {
