@@ -122,23 +122,12 @@ func TestInterruptMidUnrollResumesExactly(t *testing.T) {
 			if pos := first.Position(); pos != tc.at {
 				t.Fatalf("interrupted at %+v, want %+v", pos, tc.at)
 			}
-			cp, err := first.Checkpoint()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var buf bytes.Buffer
-			if err := cp.Encode(&buf); err != nil {
-				t.Fatal(err)
-			}
-			var back Checkpoint
-			if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
-				t.Fatal(err)
-			}
+			back := checkpointRoundTrip(t, first)
 			resumed, err := New(cfg, batchedProblem(t, k), smoothNets(), 999)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := resumed.Restore(&back); err != nil {
+			if err := resumed.Restore(back); err != nil {
 				t.Fatal(err)
 			}
 			if err := resumed.Run(context.Background(), nil, nil); err != nil {

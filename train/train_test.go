@@ -262,23 +262,12 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 	if pos := first.Position(); pos != (Position{Epoch: 1, Unroll: 2}) {
 		t.Fatalf("interrupted at %+v", pos)
 	}
-	cp, err := first.Checkpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := cp.Encode(&buf); err != nil {
-		t.Fatal(err)
-	}
-	var back Checkpoint
-	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
-		t.Fatal(err)
-	}
+	back := checkpointRoundTrip(t, first)
 	resumed, err := New(cfg, prob, smoothNets(), 999) // the seed is overridden by the checkpoint
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := resumed.Restore(&back); err != nil {
+	if err := resumed.Restore(back); err != nil {
 		t.Fatal(err)
 	}
 	if err := resumed.Run(context.Background(), nil, nil); err != nil {
@@ -410,4 +399,23 @@ func TestReusedVectorsChangeNothing(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkpointRoundTrip is tr's checkpoint after encoding it to JSON and
+// decoding it back, as a resumed run reads it.
+func checkpointRoundTrip(t *testing.T, tr *Trainer) *Checkpoint {
+	t.Helper()
+	cp, err := tr.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := cp.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var back Checkpoint
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	return &back
 }
