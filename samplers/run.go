@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 )
 
@@ -98,17 +97,7 @@ func checkState(s *State) error {
 	if s.Eval != nil && len(s.Eval.U) > 0 {
 		k = len(s.Eval.U)
 	}
-	for _, v := range []struct {
-		what string
-		x    []float64
-	}{{"position", s.Theta}, {"momentum", s.P}} {
-		for i, x := range v.x {
-			if !(math.Abs(x) <= Runaway) {
-				return &DivergenceError{Step: s.Steps, Chain: i % k, What: v.what}
-			}
-		}
-	}
-	return nil
+	return checkRunaway(s, k)
 }
 
 // interruptError is Run's error when its context is done.

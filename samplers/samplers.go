@@ -147,16 +147,19 @@ func (b base) evaluate(rng *rand.Rand, s *State) error {
 
 // check returns a DivergenceError if a position or momentum is not finite
 // or runs away, naming the step s.Steps that produced it.
-func (b base) check(s *State) error {
-	step := s.Steps
+func (b base) check(s *State) error { return checkRunaway(s, b.k) }
+
+// checkRunaway reports the first position, then momentum, that is not
+// finite or beyond ±Runaway, naming coordinate i's chain as i mod k.
+func checkRunaway(s *State, k int) error {
 	for i, x := range s.Theta {
 		if !(math.Abs(x) <= Runaway) {
-			return &DivergenceError{Step: step, Chain: i % b.k, What: "position"}
+			return &DivergenceError{Step: s.Steps, Chain: i % k, What: "position"}
 		}
 	}
 	for i, x := range s.P {
 		if !(math.Abs(x) <= Runaway) {
-			return &DivergenceError{Step: step, Chain: i % b.k, What: "momentum"}
+			return &DivergenceError{Step: s.Steps, Chain: i % k, What: "momentum"}
 		}
 	}
 	return nil
