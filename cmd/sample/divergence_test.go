@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 )
 
 // TestGaussianDivergenceNamesChainAndStep is the regression test of issue
@@ -15,7 +17,7 @@ import (
 // error, not a usage error).
 func TestGaussianDivergenceNamesChainAndStep(t *testing.T) {
 	out := t.TempDir()
-	code, stderr := command(t, "--task", "gaussian20", "--sampler", "sghmc", "--step-size", "0.5", "--steps", "2000",
+	code, stderr := clitest.Command(t, "--task", "gaussian20", "--sampler", "sghmc", "--step-size", "0.5", "--steps", "2000",
 		"--eval-every", "10", "--quiet", "--out", out)
 	const want = "sample: error: chain 5 diverged at step 11: its position is 3.92e+06 from the target's mean in coordinate 0"
 	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != 1 || len(lines) != 1 || !strings.HasPrefix(stderr, want) ||

@@ -71,7 +71,7 @@ func TestSizesAndScalesGiveOneLineAndStatus2(t *testing.T) {
 func commandUnder(t *testing.T, limit string, args ...string) (int, string) {
 	t.Helper()
 	if limit == "" {
-		return command(t, args...)
+		return clitest.Command(t, args...)
 	}
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -97,7 +97,7 @@ func commandUnder(t *testing.T, limit string, args ...string) (int, string) {
 func TestGRUWidthBeyondMemoryIsRefused(t *testing.T) {
 	dir := datatest.Need(t, "music/Piano_midi.mat")
 	out := filepath.Join(t.TempDir(), "run")
-	code, stderr := command(t, "--task", "piano-gru", "--hidden", "1000000", "--data-dir", dir, "--quiet", "--out", out)
+	code, stderr := clitest.Command(t, "--task", "piano-gru", "--hidden", "1000000", "--data-dir", dir, "--quiet", "--out", out)
 	const want = "sample: error: --chains 20 on piano-gru (1000000 hidden units, 3000355000088 dimensions) needs at least about 4.26 PiB of memory, more than the "
 	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != 2 || len(lines) != 1 || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, "lower --chains, or --hidden\n") {
 		t.Errorf("status %d, stderr %q; want status 2 and one line starting %q", code, stderr, want)

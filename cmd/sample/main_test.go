@@ -24,13 +24,6 @@ import (
 // clitest.Main).
 func TestMain(m *testing.M) { os.Exit(clitest.Main(m, main, datatest.Main)) }
 
-// command runs the command with args and returns its exit status and
-// standard error.
-func command(t *testing.T, args ...string) (int, string) {
-	t.Helper()
-	return clitest.Command(t, args...)
-}
-
 func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.flags")
@@ -63,7 +56,7 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 		{[]string{"-task", "gaussian2d", "-target-cov", cov2, "-out", dir}, "--target-cov is a flag of the toy Gaussian"},
 	}
 	for _, tc := range tests {
-		code, stderr := command(t, tc.args...)
+		code, stderr := clitest.Command(t, tc.args...)
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
 		if code != 2 || len(lines) != 1 || !strings.Contains(stderr, tc.want) || !strings.HasPrefix(stderr, "sample: error: ") {
 			t.Errorf("%v: status %d, stderr %q; want status 2 and one line with %q", tc.args, code, stderr, tc.want)
@@ -159,7 +152,7 @@ func TestOutRefusesAnExistingRunUnlessForce(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(filepath.Join(out, "summary.json"))
-	code, stderr := command(t, append(small, "-seed", "4", "-out", out)...)
+	code, stderr := clitest.Command(t, append(small, "-seed", "4", "-out", out)...)
 	want := "sample: error: " + out + " already holds a sample run (metrics.csv, metrics.png, metrics.svg and 2 more); give --force to replace it, or choose another --out\n"
 	if code != 2 || stderr != want {
 		t.Errorf("second run: status %d, stderr %q; want 2, %q", code, stderr, want)
@@ -210,7 +203,7 @@ func TestUsageErrorsLeaveNoOutDir(t *testing.T) {
 	root := t.TempDir()
 	for i, tc := range tests {
 		out := filepath.Join(root, strconv.Itoa(i), "out")
-		code, stderr := command(t, append(tc.args, "-steps", "3", "-out", out)...)
+		code, stderr := clitest.Command(t, append(tc.args, "-steps", "3", "-out", out)...)
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
 		if code != 2 || len(lines) != 1 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: status %d, stderr %q; want status 2 and one line with %q", tc.args, code, stderr, tc.want)
@@ -241,7 +234,7 @@ func TestRepeatedFlagFiles(t *testing.T) {
 	if err := json.Unmarshal(b, &sum); err != nil || sum.Chains != 3 || sum.Steps != 20 || sum.Seed != 8 {
 		t.Errorf("summary: %+v (%v); want 3 chains from the first file, 20 steps from the second, seed 8 from the command line", sum, err)
 	}
-	code, stderr := command(t, "-flagfile", base, "-flagfile", bin, "-out", filepath.Join(dir, "bin"))
+	code, stderr := clitest.Command(t, "-flagfile", base, "-flagfile", bin, "-out", filepath.Join(dir, "bin"))
 	want := "sample: error: flag file " + bin + " is not a text file (byte 0 is 0x1f); a flag file holds one flag per line, as --name=value\n"
 	if code != 2 || stderr != want {
 		t.Errorf("binary flag file: status %d, stderr %q; want 2, %q", code, stderr, want)
@@ -297,7 +290,7 @@ func TestSignalsStopWithASummary(t *testing.T) {
 			first := start(t, append(long, "-out", out)...)
 			waitFor(t, filepath.Join(out, "metrics.csv"))
 
-			code, stderr := command(t, append(small, "-out", out)...)
+			code, stderr := clitest.Command(t, append(small, "-out", out)...)
 			want := fmt.Sprintf("sample: error: %s is in use by another run (PID %d on ", out, first.cmd.Process.Pid)
 			if code != 1 || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
 				t.Errorf("second run: status %d, stderr %q; want 1 and %q...", code, stderr, want)
@@ -334,7 +327,7 @@ func TestSignalsStopWithASummary(t *testing.T) {
 func TestLogWhenNotATerminal(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	args := append(append([]string{}, small[:len(small)-1]...), "-out", out) // without -quiet
-	code, stderr := command(t, args...)
+	code, stderr := clitest.Command(t, args...)
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	if code != 0 || len(lines) < 3 {
 		t.Fatalf("status %d, stderr:\n%s", code, stderr)
@@ -350,7 +343,7 @@ func TestLogWhenNotATerminal(t *testing.T) {
 			t.Errorf("line %d %q does not match %s", j+1, lines[j], re)
 		}
 	}
-	if code, stderr := command(t, append(small, "-out", filepath.Join(t.TempDir(), "q"))...); code != 0 || stderr != "" {
+	if code, stderr := clitest.Command(t, append(small, "-out", filepath.Join(t.TempDir(), "q"))...); code != 0 || stderr != "" {
 		t.Errorf("-quiet: status %d, stderr %q", code, stderr)
 	}
 }

@@ -73,12 +73,7 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.Float64Var(&o.energyScale, "energy-scale", 0, "scale s_u of the networks' energy input u = s_u·Ũ/N (default: the task's; give sample the same, or the test's counterpart, with --energy-scale)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar, nor progress lines when standard error is not a terminal")
-	fs.Uint64Var(&o.target.TargetSeed, "target-seed", catalog.DefaultOptions.TargetSeed, "seed of generated targets (the toy covariances)")
-	fs.StringVar(&o.target.DataDir, "data-dir", "", "data directory (default: $METASGMCMC_DATA, else ./data)")
-	fs.BoolVar(&o.target.Download, "download", false, "MNIST tasks: fetch missing data files from their canonical location, verified by sha256")
-	fs.IntVar(&o.target.Hidden, "hidden", 0, "hidden units of the GRU tasks (default: the task's)")
-	fs.Float64Var(&o.target.TargetScale, "target-scale", catalog.DefaultOptions.TargetScale, "scale s of the 20-D Gaussian's L = s·N(0,1)")
-	fs.StringVar(&o.target.TargetCov, "target-cov", "", "toy Gaussians: read the covariance from FILE (one row per line, as the authors' Cov_* files) instead of drawing it from --target-seed")
+	o.target.RegisterFlags(fs)
 	cli.SetUsage(fs, cli.Help{Name: "train", Synopsis: "train [flags] [--out DIR | --resume DIR]",
 		Description: "meta-trains NNSGHMC's networks on a task and writes the trained sampler (sampler.json) into --out"})
 	if err := cli.Parse(fs, args); err != nil {

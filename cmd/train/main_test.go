@@ -31,13 +31,6 @@ import (
 // clitest.Main).
 func TestMain(m *testing.M) { os.Exit(clitest.Main(m, main, datatest.Main)) }
 
-// command runs the command with args and returns its exit status and
-// standard error.
-func command(t *testing.T, args ...string) (int, string) {
-	t.Helper()
-	return clitest.Command(t, args...)
-}
-
 func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
@@ -55,7 +48,7 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 		{[]string{"-init", filepath.Join(dir, "none.json"), "-out", filepath.Join(dir, "i")}, "--init: cannot read sampler file"},
 	}
 	for _, tc := range tests {
-		code, stderr := command(t, tc.args...)
+		code, stderr := clitest.Command(t, tc.args...)
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
 		if code != 2 || len(lines) != 1 || !strings.Contains(stderr, tc.want) || !strings.HasPrefix(stderr, "train: error: ") {
 			t.Errorf("%v: status %d, stderr %q; want status 2 and one line with %q", tc.args, code, stderr, tc.want)
@@ -423,7 +416,7 @@ func TestResumeRefusesADamagedRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := copyRun(t, stopped)
 			tc.damage(dir)
-			code, stderr := command(t, "-resume", dir)
+			code, stderr := clitest.Command(t, "-resume", dir)
 			lines := strings.Split(strings.TrimSpace(stderr), "\n")
 			if code != 2 || len(lines) != 1 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, dir) {
 				t.Errorf("status %d, stderr %q; want status 2 and one line naming %s with %q", code, stderr, dir, tc.want)
@@ -494,7 +487,7 @@ func TestUsageErrorsLeaveNoOutDir(t *testing.T) {
 	for i, tc := range tests {
 		top := filepath.Join(root, strconv.Itoa(i))
 		args := append(append(append([]string{}, small...), tc.args...), "-out", filepath.Join(top, "out"))
-		code, stderr := command(t, args...)
+		code, stderr := clitest.Command(t, args...)
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
 		if code != 2 || len(lines) != 1 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: status %d, stderr %q; want status 2 and one line with %q", tc.args, code, stderr, tc.want)
@@ -505,7 +498,7 @@ func TestUsageErrorsLeaveNoOutDir(t *testing.T) {
 	}
 	// --resume of a directory that does not exist creates none
 	none := filepath.Join(root, "none", "run")
-	if code, stderr := command(t, "-resume", none); code != 2 || !strings.Contains(stderr, "cannot read checkpoint") {
+	if code, stderr := clitest.Command(t, "-resume", none); code != 2 || !strings.Contains(stderr, "cannot read checkpoint") {
 		t.Errorf("--resume %s: status %d, stderr %q", none, code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(root, "none")); !errors.Is(err, os.ErrNotExist) {
@@ -541,7 +534,7 @@ func TestSignalsWriteACheckpoint(t *testing.T) {
 				}
 			}
 
-			code, second := command(t, append(small, "-epochs", "1", "-resume", out)...)
+			code, second := clitest.Command(t, append(small, "-epochs", "1", "-resume", out)...)
 			want := fmt.Sprintf("train: error: %s is in use by another run (PID %d on ", out, cmd.Process.Pid)
 			if code != 1 || !strings.HasPrefix(second, want) || strings.Count(second, "\n") != 1 {
 				t.Errorf("second process: status %d, stderr %q; want 1 and %q...", code, second, want)
@@ -572,7 +565,7 @@ func TestSignalsWriteACheckpoint(t *testing.T) {
 func TestLogWhenNotATerminal(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	args := append(slices.DeleteFunc(append([]string{}, small...), func(a string) bool { return a == "-quiet" }), "-out", out)
-	code, stderr := command(t, args...)
+	code, stderr := clitest.Command(t, args...)
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	stamp := `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d train gaussian10: `
 	want := []string{

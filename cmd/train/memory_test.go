@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 )
 
 // TestSizesBeyondMemoryAreRefused is the regression test of sizes that
@@ -22,7 +24,7 @@ func TestSizesBeyondMemoryAreRefused(t *testing.T) {
 		{[]string{"-task", "gaussian20", "-target-scale", "NaN"}, "--target-scale must be a finite number, got NaN"},
 	} {
 		out := filepath.Join(t.TempDir(), "run")
-		code, stderr := command(t, append(tc.args, "-quiet", "-out", out)...)
+		code, stderr := clitest.Command(t, append(tc.args, "-quiet", "-out", out)...)
 		if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != 2 || len(lines) != 1 || !strings.HasPrefix(stderr, "train: error: ") || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: status %d, stderr %q; want status 2 and one line with %q", tc.args, code, stderr, tc.want)
 		}

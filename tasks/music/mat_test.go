@@ -237,18 +237,26 @@ func FuzzReadMAT(f *testing.F) {
 	for _, s := range matSeeds() {
 		f.Add(s)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		before := heapAllocs()
-		d, err := FromMAT(b)
-		if allocated := heapAllocs() - before; allocated > 3000*uint64(len(b))+64<<20 {
-			t.Errorf("%d bytes of input allocated %d bytes", len(b), allocated)
+	f.Fuzz(func(t *testing.T, b []byte) { fuzzRead(t, b, FromMAT, 3000) })
+}
+
+// fuzzRead reads b with read and checks that it allocated at most perByte
+// bytes a byte of input (plus 64 MiB), returned a data set or an error but
+// not both, and that a data set it returned is well formed; it returns the
+// data set, nil after an error.
+func fuzzRead(t *testing.T, b []byte, read func([]byte) (*Dataset, error), perByte uint64) *Dataset {
+	t.Helper()
+	before := heapAllocs()
+	d, err := read(b)
+	if allocated := heapAllocs() - before; allocated > perByte*uint64(len(b))+64<<20 {
+		t.Errorf("%d bytes of input allocated %d bytes", len(b), allocated)
+	}
+	if err != nil {
+		if d != nil {
+			t.Error("a data set and an error")
 		}
-		if err != nil {
-			if d != nil {
-				t.Error("a data set and an error")
-			}
-			return
-		}
-		checkDataset(t, d)
-	})
+		return nil
+	}
+	checkDataset(t, d)
+	return d
 }

@@ -168,18 +168,10 @@ func FuzzReadPickle(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		before := heapAllocs()
-		d, err := FromPickle(b)
-		if allocated := heapAllocs() - before; allocated > 2000*uint64(len(b))+64<<20 {
-			t.Errorf("%d bytes of input allocated %d bytes", len(b), allocated)
-		}
-		if err != nil {
-			if d != nil {
-				t.Error("a data set and an error")
-			}
+		d := fuzzRead(t, b, FromPickle, 2000)
+		if d == nil {
 			return
 		}
-		checkDataset(t, d)
 		if n := d.Train.Frames() + d.Valid.Frames() + d.Test.Frames(); n > len(b) {
 			t.Errorf("%d frames from %d bytes", n, len(b))
 		}

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
@@ -111,6 +113,18 @@ type Options struct {
 
 // DefaultOptions are the options of the commands' defaults.
 var DefaultOptions = Options{TargetSeed: 1, TargetScale: 0.6, Dtype: graph.Float64}
+
+// RegisterFlags adds the commands' flags that select a task's variant and
+// where its data are (--data-dir, --download, --hidden, --target-seed,
+// --target-scale, --target-cov) to fs, with DefaultOptions' defaults.
+func (o *Options) RegisterFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.DataDir, "data-dir", "", "data directory (default: $METASGMCMC_DATA, else ./data)")
+	fs.BoolVar(&o.Download, "download", false, "MNIST tasks: fetch missing data files from their canonical location, verified by sha256")
+	fs.IntVar(&o.Hidden, "hidden", 0, "hidden units of the GRU tasks (default: the task's)")
+	fs.Uint64Var(&o.TargetSeed, "target-seed", DefaultOptions.TargetSeed, "seed of generated targets (the toy covariances)")
+	fs.Float64Var(&o.TargetScale, "target-scale", DefaultOptions.TargetScale, "scale s of the 20-D Gaussian's L = s·N(0,1)")
+	fs.StringVar(&o.TargetCov, "target-cov", "", "toy Gaussians: read the covariance from FILE (one row per line, as the authors' Cov_* files) instead of drawing it from --target-seed")
+}
 
 type builder struct {
 	desc string
