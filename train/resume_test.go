@@ -10,32 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
+	"github.com/metasgmcmc/metasgmcmc/internal/ctxtest"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
-
-// afterSteps is a context whose Err turns to context.Canceled on its n+1-th
-// call: the trainer asks once per sampler step, so it interrupts a run at a
-// chosen step, in the middle of an unroll as a signal would.
-type afterSteps struct {
-	context.Context
-	n, calls atomic.Int64
-}
-
-func newAfterSteps(n int) *afterSteps {
-	c := &afterSteps{Context: context.Background()}
-	c.n.Store(int64(n))
-	return c
-}
-
-func (c *afterSteps) Err() error {
-	if c.calls.Add(1) > c.n.Load() {
-		return context.Canceled
-	}
-	return nil
-}
 
 // batchedTarget is a target that visits "data" in minibatches: every
 // evaluation takes the next batch of a tasks.Batches order and shifts the
@@ -116,47 +95,58 @@ func TestInterruptMidUnrollResumesExactly(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := first.Run(newAfterSteps(tc.steps), nil, nil); !errors.Is(err, ErrInterrupted) {
+			if err := first.Run(ctxtest.CancelAfter(tc.steps), nil, nil); !errors.Is(err, ErrInterrupted) {
 				t.Fatalf("want an interruption, got %v", err)
 			}
 			if pos := first.Position(); pos != tc.at {
 				t.Fatalf("interrupted at %+v, want %+v", pos, tc.at)
 			}
-			back := checkpointRoundTrip(t, first)
-			resumed, err := New(cfg, batchedProblem(t, k), smoothNets(), 999)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := resumed.Restore(back); err != nil {
-				t.Fatal(err)
-			}
-			if err := resumed.Run(context.Background(), nil, nil); err != nil {
-				t.Fatal(err)
-			}
-			sameNetworks(t, straight, resumed)
-			ra, rb := straight.Rows(), resumed.Rows()
-			if len(ra) != len(rb) {
-				t.Fatalf("%d rows straight, %d resumed", len(ra), len(rb))
-			}
-			for i := range ra {
-				ra[i].Seconds, rb[i].Seconds = 0, 0
-				if ra[i] != rb[i] {
-					t.Fatalf("row %d: %+v straight, %+v resumed", i, ra[i], rb[i])
-				}
-			}
+			resumeMatches(t, straight, first, cfg, batchedProblem(t, k))
 		})
 	}
 }
 
-// sameNetworks fails unless a's and b's networks agree bit for bit.
-func sameNetworks(t *testing.T, a, b *Trainer) {
+// resumeMatches resumes the interrupted run first from its checkpoint (after
+// a JSON round trip) on a new trainer of cfg and prob, runs it to the end,
+// and fails unless its networks and rows are those of the uninterrupted run
+// straight, bit for bit (but the rows' timings). It returns the rows.
+func resumeMatches(t *testing.T, straight, first *Trainer, cfg Config, prob Problem) []Row {
+	t.Helper()
+	back := checkpointRoundTrip(t, first)
+	resumed, err := New(cfg, prob, smoothNets(), 999) // the seed is overridden by the checkpoint
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := resumed.Restore(back); err != nil {
+		t.Fatal(err)
+	}
+	if err := resumed.Run(context.Background(), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	sameNetworks(t, straight, resumed, "straight", "resumed")
+	ra, rb := straight.Rows(), resumed.Rows()
+	if len(ra) != len(rb) {
+		t.Fatalf("%d rows straight, %d resumed", len(ra), len(rb))
+	}
+	for i := range ra {
+		ra[i].Seconds, rb[i].Seconds = 0, 0
+		if ra[i] != rb[i] {
+			t.Fatalf("row %d: %+v straight, %+v resumed", i, ra[i], rb[i])
+		}
+	}
+	return ra
+}
+
+// sameNetworks fails unless a's and b's networks agree bit for bit; the
+// message names them aName and bName.
+func sameNetworks(t *testing.T, a, b *Trainer, aName, bName string) {
 	t.Helper()
 	na, nb := a.Networks(), b.Networks()
 	q := append(nb.Q.Params(), nb.D.Params()...)
 	for i, p := range append(na.Q.Params(), na.D.Params()...) {
 		for j := range p {
 			if math.Float64bits(p[j]) != math.Float64bits(q[i][j]) {
-				t.Fatalf("weights differ at param %d[%d]: %v vs %v", i, j, p[j], q[i][j])
+				t.Fatalf("weights differ at param %d[%d]: %v %s, %v %s", i, j, p[j], aName, q[i][j], bName)
 			}
 		}
 	}
@@ -174,7 +164,7 @@ func TestReadCheckpointRefusesABadField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.Run(newAfterSteps(7*4+3), nil, nil); !errors.Is(err, ErrInterrupted) {
+	if err := tr.Run(ctxtest.CancelAfter(7*4+3), nil, nil); !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("want an interruption, got %v", err)
 	}
 	cp, err := tr.Checkpoint()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -262,36 +261,8 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 	if pos := first.Position(); pos != (Position{Epoch: 1, Unroll: 2}) {
 		t.Fatalf("interrupted at %+v", pos)
 	}
-	back := checkpointRoundTrip(t, first)
-	resumed, err := New(cfg, prob, smoothNets(), 999) // the seed is overridden by the checkpoint
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := resumed.Restore(back); err != nil {
-		t.Fatal(err)
-	}
-	if err := resumed.Run(context.Background(), nil, nil); err != nil {
-		t.Fatal(err)
-	}
-
-	a, b := straight.Networks(), resumed.Networks()
-	for i, p := range append(a.Q.Params(), a.D.Params()...) {
-		q := append(b.Q.Params(), b.D.Params()...)[i]
-		for j := range p {
-			if math.Float64bits(p[j]) != math.Float64bits(q[j]) {
-				t.Fatalf("weights differ at param %d[%d]: %v vs %v", i, j, p[j], q[j])
-			}
-		}
-	}
-	ra, rb := straight.Rows(), resumed.Rows()
-	if len(ra) != len(rb) || len(ra) != 3*3*2 {
-		t.Fatalf("%d rows straight, %d resumed", len(ra), len(rb))
-	}
-	for i := range ra {
-		ra[i].Seconds, rb[i].Seconds = 0, 0
-		if ra[i] != rb[i] {
-			t.Errorf("row %d: %+v vs %+v", i, ra[i], rb[i])
-		}
+	if rows := resumeMatches(t, straight, first, cfg, prob); len(rows) != 3*3*2 {
+		t.Fatalf("%d rows, want %d", len(rows), 3*3*2)
 	}
 }
 
@@ -390,15 +361,7 @@ func TestReusedVectorsChangeNothing(t *testing.T) {
 	if spare == 0 || none != 0 {
 		t.Fatalf("%d spare vectors with reuse (want some), %d without (want none)", spare, none)
 	}
-	a, b := reused.Networks(), kept.Networks()
-	q := append(b.Q.Params(), b.D.Params()...)
-	for i, p := range append(a.Q.Params(), a.D.Params()...) {
-		for j := range p {
-			if math.Float64bits(p[j]) != math.Float64bits(q[i][j]) {
-				t.Fatalf("weights differ at param %d[%d]: %v reusing vectors, %v keeping them", i, j, p[j], q[i][j])
-			}
-		}
-	}
+	sameNetworks(t, reused, kept, "reusing vectors", "keeping them")
 }
 
 // checkpointRoundTrip is tr's checkpoint after encoding it to JSON and

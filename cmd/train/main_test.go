@@ -14,13 +14,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
+	"github.com/metasgmcmc/metasgmcmc/internal/ctxtest"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
@@ -172,27 +172,6 @@ func TestInitStartsFromTheGivenNetworks(t *testing.T) {
 	}
 }
 
-// afterSteps is a context whose Err turns to context.Canceled on its n+1-th
-// call: the trainer asks once per sampler step, so it stands for a signal
-// that lands at a chosen step, in the middle of an unroll.
-type afterSteps struct {
-	context.Context
-	n, calls atomic.Int64
-}
-
-func newAfterSteps(n int) *afterSteps {
-	c := &afterSteps{Context: context.Background()}
-	c.n.Store(int64(n))
-	return c
-}
-
-func (c *afterSteps) Err() error {
-	if c.calls.Add(1) > c.n.Load() {
-		return context.Canceled
-	}
-	return nil
-}
-
 // TestInterruptMidUnrollResumesExactly interrupts a run in the middle of an
 // unroll (as Ctrl-C or SIGTERM does), then resumes it with --resume DIR
 // alone: the sampler must be the uninterrupted run's, bit for bit, on the
@@ -225,7 +204,7 @@ func TestInterruptMidUnrollResumesExactly(t *testing.T) {
 			if err := run(context.Background(), append(tc.args, "-out", straight)); err != nil {
 				t.Fatal(err)
 			}
-			if err := run(newAfterSteps(tc.steps), append(tc.args, "-out", stopped)); !errors.Is(err, train.ErrInterrupted) {
+			if err := run(ctxtest.CancelAfter(tc.steps), append(tc.args, "-out", stopped)); !errors.Is(err, train.ErrInterrupted) {
 				t.Fatalf("want an interruption, got %v", err)
 			}
 			cp, err := train.ReadCheckpoint(filepath.Join(stopped, "checkpoint.json"))
@@ -252,7 +231,7 @@ func TestInterruptMidUnrollResumesExactly(t *testing.T) {
 func interrupted(t *testing.T, args []string, steps int) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := run(newAfterSteps(steps), append(args, "-out", dir)); !errors.Is(err, train.ErrInterrupted) {
+	if err := run(ctxtest.CancelAfter(steps), append(args, "-out", dir)); !errors.Is(err, train.ErrInterrupted) {
 		t.Fatalf("want an interruption, got %v", err)
 	}
 	return dir
