@@ -3,6 +3,7 @@ package gru
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/blas"
@@ -118,11 +119,9 @@ func (op chainMatOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, 
 		return nil, err
 	}
 	shape := []int{k, m, n2}
-	sa, sb, sc := m*n1, n1*n2, m*n2
 	tB := blas.NoTrans
-	rb, cb := n1, n2
 	if op.trans {
-		tB, rb, cb = blas.Trans, n2, n1
+		tB = blas.Trans
 	}
 	switch ad := a.Data().(type) {
 	case []float64:
@@ -131,18 +130,7 @@ func (op chainMatOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, 
 			return nil, fmt.Errorf("%v: mixed dtypes", op)
 		}
 		t, c := graph.Output[float64](prealloc, shape, vals...)
-		for i := 0; i < k; i++ {
-			B := blas64.General{Rows: rb, Cols: cb, Stride: cb, Data: bd[i*sb : (i+1)*sb]}
-			if m <= gemvRows {
-				// row by row, c = Bᵀa or Ba with trans, while B_i is in cache
-				for r := 0; r < m; r++ {
-					blas64.Gemv(flip(tB), 1, B, blas64.Vector{N: n1, Inc: 1, Data: ad[i*sa+r*n1 : i*sa+(r+1)*n1]}, 0, blas64.Vector{N: n2, Inc: 1, Data: c[i*sc+r*n2 : i*sc+(r+1)*n2]})
-				}
-				continue
-			}
-			A := blas64.General{Rows: m, Cols: n1, Stride: n1, Data: ad[i*sa : (i+1)*sa]}
-			blas64.Gemm(blas.NoTrans, tB, 1, A, B, 0, blas64.General{Rows: m, Cols: n2, Stride: n2, Data: c[i*sc : (i+1)*sc]})
-		}
+		chainProducts(tB, k, m, n1, n2, ad, bd, 0, c)
 		return t, nil
 	case []float32:
 		bd, ok := b.Data().([]float32)
@@ -150,17 +138,7 @@ func (op chainMatOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, 
 			return nil, fmt.Errorf("%v: mixed dtypes", op)
 		}
 		t, c := graph.Output[float32](prealloc, shape, vals...)
-		for i := 0; i < k; i++ {
-			B := blas32.General{Rows: rb, Cols: cb, Stride: cb, Data: bd[i*sb : (i+1)*sb]}
-			if m <= gemvRows {
-				for r := 0; r < m; r++ {
-					blas32.Gemv(flip(tB), 1, B, blas32.Vector{N: n1, Inc: 1, Data: ad[i*sa+r*n1 : i*sa+(r+1)*n1]}, 0, blas32.Vector{N: n2, Inc: 1, Data: c[i*sc+r*n2 : i*sc+(r+1)*n2]})
-				}
-				continue
-			}
-			A := blas32.General{Rows: m, Cols: n1, Stride: n1, Data: ad[i*sa : (i+1)*sa]}
-			blas32.Gemm(blas.NoTrans, tB, 1, A, B, 0, blas32.General{Rows: m, Cols: n2, Stride: n2, Data: c[i*sc : (i+1)*sc]})
-		}
+		chainProducts(tB, k, m, n1, n2, ad, bd, 0, c)
 		return t, nil
 	}
 	return nil, fmt.Errorf("%v: unsupported dtype %v", op, a.Dtype())
@@ -173,6 +151,49 @@ func flip(t blas.Transpose) blas.Transpose {
 		return blas.Trans
 	}
 	return blas.NoTrans
+}
+
+// chainProducts computes c_i = a_i·op(B_i) + β·c_i for each of the k chains,
+// a_i (m, n1), op(B_i) (n1, n2) and c_i (m, n2) stored one chain after the
+// other, B_i as (n1, n2), or as (n2, n1) when tB is blas.Trans: row by row
+// (GEMV, while B_i is in cache) when m ≤ gemvRows, else one GEMM a chain.
+func chainProducts[T float32 | float64](tB blas.Transpose, k, m, n1, n2 int, a, b []T, beta T, c []T) {
+	sa, sb, sc := m*n1, n1*n2, m*n2
+	rb, cb := n1, n2
+	if tB == blas.Trans {
+		rb, cb = n2, n1
+	}
+	for i := 0; i < k; i++ {
+		B := b[i*sb : (i+1)*sb]
+		if m <= gemvRows {
+			for r := 0; r < m; r++ {
+				gemv(flip(tB), rb, cb, B, a[i*sa+r*n1:i*sa+(r+1)*n1], beta, c[i*sc+r*n2:i*sc+(r+1)*n2])
+			}
+			continue
+		}
+		gemm(tB, m, n2, n1, a[i*sa:(i+1)*sa], rb, cb, B, beta, c[i*sc:(i+1)*sc])
+	}
+}
+
+// gemv computes y = op(A)·x + β·y for the r × c row-major matrix A.
+func gemv[T float32 | float64](tA blas.Transpose, r, c int, A, x []T, beta T, y []T) {
+	switch A := any(A).(type) {
+	case []float64:
+		blas64.Gemv(tA, 1, blas64.General{Rows: r, Cols: c, Stride: c, Data: A}, blas64.Vector{N: len(x), Inc: 1, Data: any(x).([]float64)}, float64(beta), blas64.Vector{N: len(y), Inc: 1, Data: any(y).([]float64)})
+	case []float32:
+		blas32.Gemv(tA, 1, blas32.General{Rows: r, Cols: c, Stride: c, Data: A}, blas32.Vector{N: len(x), Inc: 1, Data: any(x).([]float32)}, float32(beta), blas32.Vector{N: len(y), Inc: 1, Data: any(y).([]float32)})
+	}
+}
+
+// gemm computes C = A·op(B) + β·C for A (m, inner) and C (m, n) row-major
+// and B stored as the rb × cb row-major matrix.
+func gemm[T float32 | float64](tB blas.Transpose, m, n, inner int, A []T, rb, cb int, B []T, beta T, C []T) {
+	switch A := any(A).(type) {
+	case []float64:
+		blas64.Gemm(blas.NoTrans, tB, 1, blas64.General{Rows: m, Cols: inner, Stride: inner, Data: A}, blas64.General{Rows: rb, Cols: cb, Stride: cb, Data: any(B).([]float64)}, float64(beta), blas64.General{Rows: m, Cols: n, Stride: n, Data: any(C).([]float64)})
+	case []float32:
+		blas32.Gemm(blas.NoTrans, tB, 1, blas32.General{Rows: m, Cols: inner, Stride: inner, Data: A}, blas32.General{Rows: rb, Cols: cb, Stride: cb, Data: any(B).([]float32)}, float32(beta), blas32.General{Rows: m, Cols: n, Stride: n, Data: any(C).([]float32)})
+	}
 }
 
 func (op chainMatOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
@@ -385,32 +406,49 @@ func tanhNode(x *G.Node) (*G.Node, error) { return G.ApplyOp(newActOp(actTanh), 
 //
 // Its derivatives are dP = the adjoint in rows t·B…, zeros elsewhere (a
 // concatenation), dx = chainMatOp{trans}(g, U) and dU = G.BatchedMatMul(x, g, ᵀ).
-type gateOp struct {
-	graph.OpBase
-	t, b int
-}
+type gateOp struct{ rowBlockOp }
 
 func newGateOp(t, b int) gateOp {
-	return gateOp{OpBase: graph.NewOpBase(opNamespace, fmt.Sprintf("Gate(t=%d, b=%d)", t, b), 3), t: t, b: b}
+	return gateOp{rowBlockOp{OpBase: graph.NewOpBase(opNamespace, fmt.Sprintf("Gate(t=%d, b=%d)", t, b), 3), t: t, b: b, block: 0, what: "projections"}}
 }
 
-func (op gateOp) Type() hm.Type {
+// rowBlockOp is what gateOp and replayOp share: three rank-3 inputs, of which
+// the one at index block is a stack (K, S·B, H) of row blocks and the other
+// two, in order, are the factors x (K, B, N) and U (K, N, H) of a product;
+// the result is row block t, of B rows, of shape (K, B, H).
+type rowBlockOp struct {
+	graph.OpBase
+	t, b  int
+	block int    // index of the stacked input
+	what  string // what the stacked input holds, for errors
+}
+
+func (op rowBlockOp) Type() hm.Type {
 	t := G.TensorType{Dims: 3, Of: hm.TypeVariable('a')}
 	return hm.NewFnType(t, t, t, t)
 }
 
-func (op gateOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+func (op rowBlockOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	if len(in) != 3 {
 		return nil, fmt.Errorf("%v: %d inputs, want 3", op, len(in))
 	}
-	want, err := newChainMatOp(false).InferShape(in[1], in[2])
+	factors := slices.Delete(slices.Clone(in), op.block, op.block+1)
+	want, err := newChainMatOp(false).InferShape(factors...)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRowBlock(in[0], want, op.t, op.b); err != nil {
-		return nil, fmt.Errorf("%v: projections %v", op, err)
+	if err := checkRowBlock(in[op.block], want, op.t, op.b); err != nil {
+		return nil, fmt.Errorf("%v: %s %v", op, op.what, err)
 	}
 	return want, nil
+}
+
+// copyRowBlock copies row block t, of b rows of h, of each of the k chains'
+// stacks in stacked (k, rows, h) into c (k, b, h).
+func copyRowBlock[T float32 | float64](c, stacked []T, k, rows, t, b, h int) {
+	for i := 0; i < k; i++ {
+		copy(c[i*b*h:(i+1)*b*h], stacked[(i*rows+t*b)*h:])
+	}
 }
 
 // checkRowBlock checks that stacked, of shape (K, ≥(t+1)·b, H), holds the
@@ -450,17 +488,8 @@ func (op gateOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, erro
 			return nil, fmt.Errorf("%v: mixed dtypes", op)
 		}
 		t, c := graph.Output[float64](prealloc, shape, vals...)
-		for i := 0; i < k; i++ {
-			copy(c[i*b*h:(i+1)*b*h], pd[(i*rows+op.t*b)*h:])
-			U := blas64.General{Rows: n, Cols: h, Stride: h, Data: ud[i*n*h : (i+1)*n*h]}
-			if b <= gemvRows {
-				for r := 0; r < b; r++ {
-					blas64.Gemv(blas.Trans, 1, U, blas64.Vector{N: n, Inc: 1, Data: xd[(i*b+r)*n : (i*b+r+1)*n]}, 1, blas64.Vector{N: h, Inc: 1, Data: c[(i*b+r)*h : (i*b+r+1)*h]})
-				}
-				continue
-			}
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, blas64.General{Rows: b, Cols: n, Stride: n, Data: xd[i*b*n : (i+1)*b*n]}, U, 1, blas64.General{Rows: b, Cols: h, Stride: h, Data: c[i*b*h : (i+1)*b*h]})
-		}
+		copyRowBlock(c, pd, k, rows, op.t, b, h)
+		chainProducts(blas.NoTrans, k, b, n, h, xd, ud, 1, c)
 		return t, nil
 	case []float32:
 		xd, ok1 := ts[1].Data().([]float32)
@@ -469,17 +498,8 @@ func (op gateOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, erro
 			return nil, fmt.Errorf("%v: mixed dtypes", op)
 		}
 		t, c := graph.Output[float32](prealloc, shape, vals...)
-		for i := 0; i < k; i++ {
-			copy(c[i*b*h:(i+1)*b*h], pd[(i*rows+op.t*b)*h:])
-			U := blas32.General{Rows: n, Cols: h, Stride: h, Data: ud[i*n*h : (i+1)*n*h]}
-			if b <= gemvRows {
-				for r := 0; r < b; r++ {
-					blas32.Gemv(blas.Trans, 1, U, blas32.Vector{N: n, Inc: 1, Data: xd[(i*b+r)*n : (i*b+r+1)*n]}, 1, blas32.Vector{N: h, Inc: 1, Data: c[(i*b+r)*h : (i*b+r+1)*h]})
-				}
-				continue
-			}
-			blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, blas32.General{Rows: b, Cols: n, Stride: n, Data: xd[i*b*n : (i+1)*b*n]}, U, 1, blas32.General{Rows: b, Cols: h, Stride: h, Data: c[i*b*h : (i+1)*b*h]})
-		}
+		copyRowBlock(c, pd, k, rows, op.t, b, h)
+		chainProducts(blas.NoTrans, k, b, n, h, xd, ud, 1, c)
 		return t, nil
 	}
 	return nil, fmt.Errorf("%v: unsupported dtype %v", op, ts[0].Dtype())
@@ -518,32 +538,10 @@ func gate(p, x, u *G.Node, t, b int) (*G.Node, error) { return G.ApplyOp(newGate
 // g·Uᵀ, dU = xᵀ·g; A is a value, not differentiated). The gradient graph of
 // a segment thus runs no matrix product per step but those of the backward
 // pass, and needs no input projections.
-type replayOp struct {
-	graph.OpBase
-	t, b int
-}
+type replayOp struct{ rowBlockOp }
 
 func newReplayOp(t, b int) replayOp {
-	return replayOp{OpBase: graph.NewOpBase(opNamespace, fmt.Sprintf("Replay(t=%d, b=%d)", t, b), 3), t: t, b: b}
-}
-
-func (op replayOp) Type() hm.Type {
-	t := G.TensorType{Dims: 3, Of: hm.TypeVariable('a')}
-	return hm.NewFnType(t, t, t, t)
-}
-
-func (op replayOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	if len(in) != 3 {
-		return nil, fmt.Errorf("%v: %d inputs, want 3", op, len(in))
-	}
-	want, err := newChainMatOp(false).InferShape(in[0], in[1])
-	if err != nil {
-		return nil, err
-	}
-	if err := checkRowBlock(in[2], want, op.t, op.b); err != nil {
-		return nil, fmt.Errorf("%v: values %v", op, err)
-	}
-	return want, nil
+	return replayOp{rowBlockOp{OpBase: graph.NewOpBase(opNamespace, fmt.Sprintf("Replay(t=%d, b=%d)", t, b), 3), t: t, b: b, block: 2, what: "values"}}
 }
 
 func (op replayOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
@@ -563,15 +561,11 @@ func (op replayOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, er
 	switch ad := a.Data().(type) {
 	case []float64:
 		t, c := graph.Output[float64](prealloc, shape, vals...)
-		for i := 0; i < k; i++ {
-			copy(c[i*b*h:(i+1)*b*h], ad[(i*rows+op.t*b)*h:])
-		}
+		copyRowBlock(c, ad, k, rows, op.t, b, h)
 		return t, nil
 	case []float32:
 		t, c := graph.Output[float32](prealloc, shape, vals...)
-		for i := 0; i < k; i++ {
-			copy(c[i*b*h:(i+1)*b*h], ad[(i*rows+op.t*b)*h:])
-		}
+		copyRowBlock(c, ad, k, rows, op.t, b, h)
 		return t, nil
 	}
 	return nil, fmt.Errorf("%v: unsupported dtype %v", op, a.Dtype())
