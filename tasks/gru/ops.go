@@ -294,60 +294,43 @@ func (op actOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error
 	switch x := ts[0].Data().(type) {
 	case []float64:
 		t, out := graph.Output[float64](prealloc, shape, vals...)
-		switch op.kind {
-		case actSigmoid:
-			for i, v := range x {
-				out[i] = sigm(v)
-			}
-		case actTanh:
-			for i, v := range x {
-				out[i] = math.Tanh(v)
-			}
-		default:
-			g, ok := ts[1].Data().([]float64)
-			if !ok || len(g) != len(x) {
-				return nil, fmt.Errorf("%v: mismatched operands", op)
-			}
-			if op.kind == actSigmoidGrad {
-				for i, y := range x {
-					out[i] = g[i] * y * (1 - y)
-				}
-			} else {
-				for i, y := range x {
-					out[i] = g[i] * (1 - y*y)
-				}
-			}
-		}
-		return t, nil
+		return t, actInto(op, x, ts, out)
 	case []float32:
 		t, out := graph.Output[float32](prealloc, shape, vals...)
-		switch op.kind {
-		case actSigmoid:
-			for i, v := range x {
-				out[i] = float32(sigm(float64(v)))
-			}
-		case actTanh:
-			for i, v := range x {
-				out[i] = float32(math.Tanh(float64(v)))
-			}
-		default:
-			g, ok := ts[1].Data().([]float32)
-			if !ok || len(g) != len(x) {
-				return nil, fmt.Errorf("%v: mismatched operands", op)
-			}
-			if op.kind == actSigmoidGrad {
-				for i, y := range x {
-					out[i] = g[i] * y * (1 - y)
-				}
-			} else {
-				for i, y := range x {
-					out[i] = g[i] * (1 - y*y)
-				}
-			}
-		}
-		return t, nil
+		return t, actInto(op, x, ts, out)
 	}
 	return nil, fmt.Errorf("%v: unsupported dtype %v", op, ts[0].Dtype())
+}
+
+// actInto computes op's activation of x, or for a gradient kind the
+// gradient g = ts[1] times the activation's derivative at the output x, into
+// out.
+func actInto[T float32 | float64](op actOp, x []T, ts []tensor.Tensor, out []T) error {
+	switch op.kind {
+	case actSigmoid:
+		for i, v := range x {
+			out[i] = T(sigm(float64(v)))
+		}
+	case actTanh:
+		for i, v := range x {
+			out[i] = T(math.Tanh(float64(v)))
+		}
+	default:
+		g, ok := ts[1].Data().([]T)
+		if !ok || len(g) != len(x) {
+			return fmt.Errorf("%v: mismatched operands", op)
+		}
+		if op.kind == actSigmoidGrad {
+			for i, y := range x {
+				out[i] = g[i] * y * (1 - y)
+			}
+		} else {
+			for i, y := range x {
+				out[i] = g[i] * (1 - y*y)
+			}
+		}
+	}
+	return nil
 }
 
 func (op actOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
