@@ -444,12 +444,19 @@ func TestDivergenceNamesTheLastCheckpoint(t *testing.T) {
 }
 
 // TestUsageErrorsLeaveNoOutDir: usage errors, NaN and infinite values of
-// float flags among them, are reported before --out is created.
+// float flags and sizes beyond memory among them, are reported in one line
+// with status 2 before --out is created.
 func TestUsageErrorsLeaveNoOutDir(t *testing.T) {
 	tests := []struct {
 		args []string
 		want string
 	}{
+		// sizes that crashed with a stack trace (a panic or a fatal
+		// out-of-memory error, both status 2) are refused up front with
+		// the estimate
+		{[]string{"-chains", "2000000000000000", "-steps", "100"},
+			"--chains 2000000000000000 on gaussian10 (10 dimensions) with --steps 100 and --window 20 needs at least about 55.6 EiB of memory, more than the "},
+		{[]string{"-steps", "2000000000000000000"}, "lower --chains, --steps or --window"},
 		{[]string{"-lr", "Inf"}, "--lr must be a finite number, got +Inf"},
 		{[]string{"-lr", "NaN"}, "--lr must be a finite number, got NaN"},
 		{[]string{"-step-size", "-Inf"}, "--step-size must be a finite number, got -Inf"},
@@ -468,7 +475,7 @@ func TestUsageErrorsLeaveNoOutDir(t *testing.T) {
 		args := append(append(append([]string{}, small...), tc.args...), "-out", filepath.Join(top, "out"))
 		code, stderr := clitest.Command(t, args...)
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
-		if code != 2 || len(lines) != 1 || !strings.Contains(stderr, tc.want) {
+		if code != 2 || len(lines) != 1 || !strings.HasPrefix(stderr, "train: error: ") || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: status %d, stderr %q; want status 2 and one line with %q", tc.args, code, stderr, tc.want)
 		}
 		if _, err := os.Stat(top); !errors.Is(err, os.ErrNotExist) {
