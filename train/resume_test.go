@@ -1,7 +1,6 @@
 package train
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -167,15 +166,7 @@ func TestReadCheckpointRefusesABadField(t *testing.T) {
 	if err := tr.Run(ctxtest.CancelAfter(7*4+3), nil, nil); !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("want an interruption, got %v", err)
 	}
-	cp, err := tr.Checkpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := cp.Encode(&buf); err != nil {
-		t.Fatal(err)
-	}
-	good := buf.Bytes()
+	good := encodedCheckpoint(t, tr)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "checkpoint.json")
 	// edit applies a change to the checkpoint's JSON as a tree of maps

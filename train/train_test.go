@@ -364,9 +364,8 @@ func TestReusedVectorsChangeNothing(t *testing.T) {
 	sameNetworks(t, reused, kept, "reusing vectors", "keeping them")
 }
 
-// checkpointRoundTrip is tr's checkpoint after encoding it to JSON and
-// decoding it back, as a resumed run reads it.
-func checkpointRoundTrip(t *testing.T, tr *Trainer) *Checkpoint {
+// encodedCheckpoint is tr's checkpoint encoded as JSON.
+func encodedCheckpoint(t *testing.T, tr *Trainer) []byte {
 	t.Helper()
 	cp, err := tr.Checkpoint()
 	if err != nil {
@@ -376,8 +375,15 @@ func checkpointRoundTrip(t *testing.T, tr *Trainer) *Checkpoint {
 	if err := cp.Encode(&buf); err != nil {
 		t.Fatal(err)
 	}
+	return buf.Bytes()
+}
+
+// checkpointRoundTrip is tr's checkpoint after encoding it to JSON and
+// decoding it back, as a resumed run reads it.
+func checkpointRoundTrip(t *testing.T, tr *Trainer) *Checkpoint {
+	t.Helper()
 	var back Checkpoint
-	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+	if err := json.Unmarshal(encodedCheckpoint(t, tr), &back); err != nil {
 		t.Fatal(err)
 	}
 	return &back
