@@ -32,19 +32,7 @@ var benchNet = MLP{Sizes: []int{784, 40, 40, 10}, Activation: ReLU}
 func BenchmarkEnergyGraph(b *testing.B) {
 	for _, dt := range []graph.Dtype{graph.Float64, graph.Float32} {
 		b.Run(dt.String(), func(b *testing.B) {
-			data := synthetic(b, benchN, 784, 10, 1)
-			e, err := New(benchNet, data, benchBatch)
-			if err != nil {
-				b.Fatal(err)
-			}
-			ev, err := tasks.Compile(e, benchK, dt)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer ev.Close()
-			rng := rand.New(rand.NewPCG(1, 1))
-			theta := benchNet.Init(rng, benchK, 0.05)
-			eval := tasks.NewEval(benchNet.Dim(), benchK)
+			_, ev, rng, theta, eval := benchGraph(b, dt)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if err := ev.Evaluate(rng, theta, eval); err != nil {
@@ -97,7 +85,10 @@ func BenchmarkEnergyRatio(b *testing.B) {
 	b.Run("float32", func(b *testing.B) { benchRatio[float32](b, graph.Float32) })
 }
 
-func benchRatio[T float](b *testing.B, dt graph.Dtype) {
+// benchGraph compiles the benchmark's energy in dt (closed when b ends) and
+// returns its data, the compiled target, the random source, the chains'
+// start θ and the evaluation to fill.
+func benchGraph(b *testing.B, dt graph.Dtype) (*Matrix, *tasks.Evaluator, *rand.Rand, []float64, *tasks.Eval) {
 	data := synthetic(b, benchN, 784, 10, 1)
 	e, err := New(benchNet, data, benchBatch)
 	if err != nil {
@@ -107,10 +98,13 @@ func benchRatio[T float](b *testing.B, dt graph.Dtype) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ev.Close()
+	b.Cleanup(func() { ev.Close() })
 	rng := rand.New(rand.NewPCG(1, 1))
-	theta64 := benchNet.Init(rng, benchK, 0.05)
-	eval := tasks.NewEval(benchNet.Dim(), benchK)
+	return data, ev, rng, benchNet.Init(rng, benchK, 0.05), tasks.NewEval(benchNet.Dim(), benchK)
+}
+
+func benchRatio[T float](b *testing.B, dt graph.Dtype) {
+	data, ev, rng, theta64, eval := benchGraph(b, dt)
 	theta := make([]T, len(theta64))
 	for i, v := range theta64 {
 		theta[i] = T(v)
