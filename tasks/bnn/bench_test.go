@@ -51,28 +51,45 @@ func BenchmarkEnergyOracle(b *testing.B) {
 func benchOracle[T float](b *testing.B) {
 	data := synthetic(b, benchN, 784, 10, 1)
 	rng := rand.New(rand.NewPCG(1, 1))
-	theta64 := benchNet.Init(rng, benchK, 0.05)
+	ob := newOracleBench[T](b, data, benchNet.Init(rng, benchK, 0.05))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ob.eval(b, rng)
+	}
+}
+
+// oracleBench is the hand-written oracle with its minibatches and buffers.
+type oracleBench[T float] struct {
+	o       *oracle[T]
+	bt      *batcher
+	theta   []T
+	x64     []float64
+	x       []T
+	y       []int
+	u, grad []T
+}
+
+func newOracleBench[T float](b *testing.B, data *Matrix, theta64 []float64) *oracleBench[T] {
 	theta := make([]T, len(theta64))
 	for i, v := range theta64 {
 		theta[i] = T(v)
 	}
-	o := newOracle[T](benchNet, benchK, benchBatch)
-	bt := mustBatcher(b, data, benchBatch)
-	x64 := make([]float64, benchBatch*784)
-	x := make([]T, len(x64))
-	y := make([]int, benchBatch)
-	u := make([]T, benchK)
-	grad := make([]T, len(theta))
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := bt.next(rng, x64, y); err != nil {
-			b.Fatal(err)
-		}
-		for j, v := range x64 {
-			x[j] = T(v)
-		}
-		o.eval(theta, x, y, benchN, u, grad)
+	return &oracleBench[T]{
+		o: newOracle[T](benchNet, benchK, benchBatch), bt: mustBatcher(b, data, benchBatch), theta: theta,
+		x64: make([]float64, benchBatch*784), x: make([]T, benchBatch*784), y: make([]int, benchBatch),
+		u: make([]T, benchK), grad: make([]T, len(theta)),
 	}
+}
+
+// eval draws a minibatch and evaluates the oracle's energy and gradient.
+func (ob *oracleBench[T]) eval(b *testing.B, rng *rand.Rand) {
+	if err := ob.bt.next(rng, ob.x64, ob.y); err != nil {
+		b.Fatal(err)
+	}
+	for j, v := range ob.x64 {
+		ob.x[j] = T(v)
+	}
+	ob.o.eval(ob.theta, ob.x, ob.y, benchN, ob.u, ob.grad)
 }
 
 // BenchmarkEnergyRatio alternates blocks of graph and oracle evaluations,
@@ -105,17 +122,7 @@ func benchGraph(b *testing.B, dt graph.Dtype) (*Matrix, *tasks.Evaluator, *rand.
 
 func benchRatio[T float](b *testing.B, dt graph.Dtype) {
 	data, ev, rng, theta64, eval := benchGraph(b, dt)
-	theta := make([]T, len(theta64))
-	for i, v := range theta64 {
-		theta[i] = T(v)
-	}
-	o := newOracle[T](benchNet, benchK, benchBatch)
-	bt := mustBatcher(b, data, benchBatch)
-	x64 := make([]float64, benchBatch*784)
-	x := make([]T, len(x64))
-	y := make([]int, benchBatch)
-	u := make([]T, benchK)
-	grad := make([]T, len(theta))
+	ob := newOracleBench[T](b, data, theta64)
 	// Each iteration times a block of graph evaluations, then a block of
 	// oracle evaluations: within a block, the garbage collection the graph's
 	// allocations cause is charged to the graph.
@@ -131,13 +138,7 @@ func benchRatio[T float](b *testing.B, dt graph.Dtype) {
 		}
 		mid := time.Now()
 		for j := 0; j < block; j++ {
-			if err := bt.next(rng, x64, y); err != nil {
-				b.Fatal(err)
-			}
-			for j, v := range x64 {
-				x[j] = T(v)
-			}
-			o.eval(theta, x, y, benchN, u, grad)
+			ob.eval(b, rng)
 		}
 		tg = append(tg, float64(mid.Sub(start).Nanoseconds())/block)
 		to = append(to, float64(time.Since(mid).Nanoseconds())/block)
