@@ -353,11 +353,12 @@ func open(path string, f *os.File) (*Reader, error) {
 	}
 	br := bufio.NewReaderSize(f, 1<<16)
 	prefix := make([]byte, prefixLen)
-	if _, err := io.ReadFull(br, prefix); err != nil {
-		return nil, bad("%d bytes, shorter than the %d of the fixed header", info.Size(), prefixLen)
-	}
-	if string(prefix[:8]) != Magic {
+	n0, err := io.ReadFull(br, prefix)
+	switch {
+	case n0 < len(Magic) || string(prefix[:len(Magic)]) != Magic:
 		return nil, bad("it does not start with %q", Magic)
+	case err != nil:
+		return nil, bad("%d bytes, shorter than the %d of the fixed header", info.Size(), prefixLen)
 	}
 	if v := binary.LittleEndian.Uint32(prefix[8:]); v != Version {
 		return nil, bad("format version %d, this program reads version %d", v, Version)

@@ -289,7 +289,8 @@ func TestOpenRefusesDamagedFiles(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"empty", nil, "0 bytes, shorter than the 24 of the fixed header"},
+		{"empty", nil, `it does not start with "MSGTRACE"`},
+		{"fixed header cut", b[:20], "20 bytes, shorter than the 24 of the fixed header"},
 		{"another file", []byte("step,chain,theta_0\n1,0,0.5\n"), `it does not start with "MSGTRACE"`},
 		{"a later version", set(8, 2, 4), "format version 2, this program reads version 1"},
 		{"header longer than the file", set(12, uint64(len(b)), 4), "a header of"},
