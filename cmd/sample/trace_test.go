@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -20,22 +19,11 @@ import (
 // readTrace reads every draw of a run's trace.bin.
 func readTrace(t *testing.T, out string) (trace.Header, []trace.Draw) {
 	t.Helper()
-	r, err := trace.Open(filepath.Join(out, traceStream))
+	h, ds, err := trace.ReadFile(filepath.Join(out, traceStream))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	var ds []trace.Draw
-	for {
-		var d trace.Draw
-		if err := r.Next(&d); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		ds = append(ds, d)
-	}
-	return r.Header(), ds
+	return h, ds
 }
 
 // TestTraceStreamsDraws: --trace-every streams the thinned draws of every

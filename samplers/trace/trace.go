@@ -425,3 +425,24 @@ func floats(dst []float64, b []byte, n int) []float64 {
 
 // Close closes the file.
 func (r *Reader) Close() error { return r.f.Close() }
+
+// ReadFile reads the whole stream at path into memory: its header and
+// every draw, for a stream that fits (use a Reader otherwise).
+func ReadFile(path string) (Header, []Draw, error) {
+	r, err := Open(path)
+	if err != nil {
+		return Header{}, nil, err
+	}
+	defer r.Close()
+	ds := make([]Draw, 0, r.Draws())
+	for {
+		var d Draw
+		switch err := r.Next(&d); {
+		case err == io.EOF:
+			return r.h, ds, nil
+		case err != nil:
+			return r.h, ds, err
+		}
+		ds = append(ds, d)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -67,27 +66,11 @@ func writeStream(t testing.TB, path string, h Header, steps []int) {
 // readStream reads every draw of the stream at path.
 func readStream(t testing.TB, path string) (Header, []Draw) {
 	t.Helper()
-	r, err := Open(path)
+	h, ds, err := ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	var ds []Draw
-	for {
-		var d Draw
-		err := r.Next(&d)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		ds = append(ds, d)
-	}
-	if len(ds) != r.Draws() {
-		t.Errorf("read %d draws, the stream counts %d", len(ds), r.Draws())
-	}
-	return r.Header(), ds
+	return h, ds
 }
 
 var lp = []Stat{{Name: "lp", Doc: "minus the energy"}}
