@@ -3,14 +3,13 @@
 package trace
 
 import (
-	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/metasgmcmc/metasgmcmc/samplers/trace/tracetest"
 )
 
 // idataCase is a stream and the InferenceData it must give.
@@ -147,78 +146,31 @@ func TestNetCDFErrors(t *testing.T) {
 	onlyFiles(t, dir, "t.bin")
 }
 
-// pythonScript opens every group as arviz.from_netcdf does
-// (xarray.open_dataset(path, group=…)), with the engines netcdf4 and, where
-// it is installed, h5netcdf (ArviZ's default), and prints each variable's
-// dimensions, shape and values, and the group's attributes, as JSON, one
-// line per engine.
-const pythonScript = `
-import json, sys, xarray
-engines = ["netcdf4"]
-try:
-    import h5netcdf
-    engines.append("h5netcdf")
-except ImportError:
-    pass
-for engine in engines:
-    out = {}
-    for group in ("posterior", "sample_stats"):
-        with xarray.open_dataset(sys.argv[1], group=group, engine=engine) as ds:
-            out[group] = {"attrs": dict(ds.attrs), "vars": {
-                name: {"dims": list(v.dims), "shape": list(v.shape), "values": v.values.ravel().tolist()}
-                for name, v in list(ds.data_vars.items()) + list(ds.coords.items())}}
-    print(json.dumps(out))
-`
-
 // TestXarrayOpensGroups opens the file with Python's xarray, as
 // arviz.from_netcdf does. Without python3 and xarray it is skipped, unless
 // CI is true.
 func TestXarrayOpensGroups(t *testing.T) {
-	python := "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import xarray, netCDF4").Run(); err != nil {
-		msg := "python3 with xarray and netCDF4 is needed (apt-get install python3-xarray python3-netcdf4): " + err.Error()
-		if os.Getenv("CI") == "true" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
 	tc := idataCases[0]
 	path := convert(t, tc)
-	out, err := exec.Command(python, "-c", pythonScript, path).Output()
-	if err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	type variable struct {
-		Dims   []string
-		Shape  []int
-		Values []float64
-	}
-	type group struct {
-		Attrs map[string]string
-		Vars  map[string]variable
-	}
 	h, n := tc.h, len(tc.steps)
 	theta, stats := wantValues(tc)
+	type variable = tracetest.Variable
 	wants := map[string]map[string]variable{
 		Posterior: {
-			ThetaVar: {[]string{"chain", "draw", ThetaDim}, []int{h.Chains, n, len(h.Coords)}, theta},
-			"chain":  {[]string{"chain"}, []int{h.Chains}, []float64{0, 1, 2}},
-			"draw":   {[]string{"draw"}, []int{n}, floatsOf(tc.steps)},
-			ThetaDim: {[]string{ThetaDim}, []int{len(h.Coords)}, floatsOf(h.Coords)},
+			ThetaVar: {Dims: []string{"chain", "draw", ThetaDim}, Shape: []int{h.Chains, n, len(h.Coords)}, Values: theta},
+			"chain":  {Dims: []string{"chain"}, Shape: []int{h.Chains}, Values: []float64{0, 1, 2}},
+			"draw":   {Dims: []string{"draw"}, Shape: []int{n}, Values: floatsOf(tc.steps)},
+			ThetaDim: {Dims: []string{ThetaDim}, Shape: []int{len(h.Coords)}, Values: floatsOf(h.Coords)},
 		},
 		SampleStats: {
-			"lp":    {[]string{"chain", "draw"}, []int{h.Chains, n}, stats[0]},
-			"u":     {[]string{"chain", "draw"}, []int{h.Chains, n}, stats[1]},
-			"chain": {[]string{"chain"}, []int{h.Chains}, []float64{0, 1, 2}},
-			"draw":  {[]string{"draw"}, []int{n}, floatsOf(tc.steps)},
+			"lp":    {Dims: []string{"chain", "draw"}, Shape: []int{h.Chains, n}, Values: stats[0]},
+			"u":     {Dims: []string{"chain", "draw"}, Shape: []int{h.Chains, n}, Values: stats[1]},
+			"chain": {Dims: []string{"chain"}, Shape: []int{h.Chains}, Values: []float64{0, 1, 2}},
+			"draw":  {Dims: []string{"draw"}, Shape: []int{n}, Values: floatsOf(tc.steps)},
 		},
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	for _, line := range lines {
-		var got map[string]group
-		if err := json.Unmarshal([]byte(line), &got); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
+	opened := tracetest.Xarray(t, path, Posterior, SampleStats)
+	for _, got := range opened {
 		for name, vars := range wants {
 			g := got[name]
 			if !reflect.DeepEqual(g.Vars, vars) {
@@ -229,5 +181,5 @@ func TestXarrayOpensGroups(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("opened with %d xarray engines", len(lines))
+	t.Logf("opened with %d xarray engines", len(opened))
 }
