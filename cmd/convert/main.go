@@ -10,6 +10,13 @@
 // (trained on digits 0-4). The settings that go with the weights (input and
 // output scales, α, clamps, the training dimension) are those of the task
 // each was trained on; the weights are the authors', never a result of ours.
+//
+// With --trace it converts instead a run's trace stream (sample
+// --trace-every writes RUN/trace.bin) to ArviZ InferenceData in netCDF-4,
+// which Python opens with arviz.from_netcdf; this needs a build with the
+// tag netcdf and Debian's libnetcdf-dev:
+//
+//	go run -tags netcdf ./cmd/convert --trace RUN/trace.bin --out RUN/trace.nc
 package main
 
 import (
@@ -18,12 +25,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/trace"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
 )
 
@@ -49,18 +58,22 @@ func defaultIn(dataDir string) string {
 
 func run(_ context.Context, args []string) error {
 	fs := pflag.NewFlagSet("convert", pflag.ContinueOnError)
-	var in, out, which, dataDir string
+	var in, out, which, dataDir, stream string
 	fs.StringVar(&which, "sampler", "", "which of the authors' samplers: toy, nt (MNIST NT/AF) or data (MNIST Data)")
 	fs.StringVar(&in, "in", "", "the authors' checkpoints as JSON (default DATA_DIR/../reference/authors-samplers/authors-samplers.json)")
-	fs.StringVar(&out, "out", "", "the trained-sampler file to write")
+	fs.StringVar(&out, "out", "", "the trained-sampler file to write (with --trace: the netCDF file)")
 	fs.StringVar(&dataDir, "data-dir", "", "data directory (default: $METASGMCMC_DATA, else ./data); the MNIST samplers read it for the data size N")
-	cli.SetUsage(fs, cli.Help{Name: "convert", Synopsis: "convert --sampler toy|nt|data --out FILE [flags]",
-		Description: "turns the authors' pretrained NNSGHMC samplers into this project's trained-sampler file, for sample --meta"})
+	fs.StringVar(&stream, "trace", "", "instead, convert the trace stream FILE of sample --trace-every (RUN/trace.bin) to ArviZ InferenceData in netCDF-4 at --out (a build with -tags netcdf)")
+	cli.SetUsage(fs, cli.Help{Name: "convert", Synopsis: "convert --sampler toy|nt|data --out FILE [flags], or convert --trace RUN/trace.bin --out FILE.nc",
+		Description: "turns the authors' pretrained NNSGHMC samplers into this project's trained-sampler file, for sample --meta, or a run's trace into ArviZ's netCDF"})
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("unexpected arguments %q", fs.Args())
+	}
+	if stream != "" {
+		return convertTrace(fs, stream, out)
 	}
 	a, ok := authors[which]
 	if !ok {
@@ -132,4 +145,26 @@ func convert(in string, a authorsSampler, task *catalog.Task) (*samplers.Sampler
 		"train_dim":  cfg.TrainDim,
 		"train_step": cfg.StepSize,
 	}), nil
+}
+
+// convertTrace writes the trace stream at stream as ArviZ InferenceData to
+// out, atomically.
+func convertTrace(fs *pflag.FlagSet, stream, out string) error {
+	for _, f := range []string{"sampler", "in", "data-dir"} {
+		if fs.Changed(f) {
+			return cli.Usagef("--%s is for the authors' samplers; --trace converts a run's trace alone", f)
+		}
+	}
+	if out == "" {
+		return cli.Usagef("--out: name the netCDF file to write")
+	}
+	r, err := trace.Open(stream) // a stream that cannot be read is a usage error
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	r.Close()
+	if !trace.NetCDF {
+		return trace.ErrNoNetCDF
+	}
+	return trace.ConvertFile(out, stream, time.Now())
 }

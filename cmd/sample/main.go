@@ -6,6 +6,15 @@
 // summary.json (the run, its final metrics, the resolved flags and the code
 // it was built from), metrics.png/.svg (the metrics against steps) and, with
 // --trace N, trace.csv with every position of the first N chains.
+//
+// With --trace-every N it streams a draw every N steps to trace.bin as the
+// run goes (samplers/trace's format; memory one draw): the first
+// --trace-coords coordinates of θ (default 100; 0 for all) of every chain,
+// and the sample stat lp (−U). At the end of the run, also one stopped by
+// a divergence or a signal, it keeps the draws so far and, in a build with
+// the tag netcdf (go build -tags netcdf ./cmd/sample, with libnetcdf-dev),
+// writes them as ArviZ InferenceData to trace.nc, which Python opens with
+// arviz.from_netcdf; convert --trace converts a trace.bin later.
 // metrics.csv grows by a complete row at each evaluation, so a long run can
 // be followed; the other files are written atomically. Flags may also come
 // from --flagfile FILE.
@@ -48,6 +57,7 @@ func main() {
 type options struct {
 	task, sampler, out, meta, gamma string
 	chains, steps, evalEvery, trace int
+	traceEvery, traceCoords         int
 	stepSize, lr, friction, noise   float64
 	warmupSteps                     int
 	warmupStepSize, warmupLR        float64
@@ -78,6 +88,8 @@ func run(ctx context.Context, args []string) error {
 	fs.BoolVar(&o.force, "force", false, "replace the run already in --out: its files are deleted first")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar, nor progress lines when standard error is not a terminal")
 	fs.IntVar(&o.trace, "trace", 0, "write every position of the first N chains to trace.csv")
+	fs.IntVar(&o.traceEvery, "trace-every", 0, "stream a draw of every chain every `N` steps to trace.bin as the run goes (memory: one draw) and, in a build with -tags netcdf, write the draws at the end as ArviZ InferenceData to trace.nc (else convert --trace does it later); 0: no trace")
+	fs.IntVar(&o.traceCoords, "trace-coords", defaultTraceCoords, "what --trace-every traces: the first `N` coordinates of θ of each chain, 8·chains·N bytes a draw; 0: all")
 	registerSamplerFlags(fs, &o)
 	cli.SetUsage(fs, cli.Help{Name: "sample", Synopsis: "sample [flags] --out DIR",
 		Description: "runs an SG-MCMC sampler (" + samplerList(func(s *sampler) string { return s.label }) + ") on a task and writes its metrics into --out"})
@@ -157,6 +169,11 @@ func run(ctx context.Context, args []string) error {
 			metrics.Close()
 		}
 	}()
+	tr, err := newTracer(o, d)
+	if err != nil {
+		return err
+	}
+	defer tr.abort() // unless finished: a run that fails to write its outputs keeps no stream
 	bar := cli.NewProgress(o.steps, label, o.quiet, os.Stderr)
 	start := time.Now()
 	steps := 0 // the last step the monitor accepted
@@ -170,6 +187,9 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		steps = step
+		if err := tr.observe(step, st); err != nil {
+			return err
+		}
 		for c := 0; c < min(o.trace, o.chains); c++ {
 			row := []string{strconv.Itoa(step), strconv.Itoa(c)}
 			for i := 0; i < d; i++ {
@@ -226,6 +246,14 @@ func run(ctx context.Context, args []string) error {
 	}
 	for k, v := range settings {
 		summary[k] = v
+	}
+	if tr != nil {
+		// the draws so far, also of a run stopped by an error or a signal
+		n, err := tr.finish(o.out)
+		if err != nil {
+			return err
+		}
+		summary["trace_draws"] = n
 	}
 	if runErr != nil {
 		summary["error"] = runErr.Error()
@@ -314,6 +342,12 @@ func (o *options) resolve(fs *pflag.FlagSet, task *catalog.Task) error {
 		return cli.Usagef("--noise must be non-negative, got %v", o.noise)
 	case o.trace < 0:
 		return cli.Usagef("--trace must be non-negative, got %d", o.trace)
+	case o.traceEvery < 0:
+		return cli.Usagef("--trace-every must be non-negative, got %d", o.traceEvery)
+	case o.traceCoords < 0:
+		return cli.Usagef("--trace-coords must be non-negative, got %d", o.traceCoords)
+	case fs.Changed("trace-coords") && o.traceEvery == 0:
+		return cli.Usagef("--trace-coords chooses what --trace-every traces; give --trace-every N too")
 	case fs.Changed("step-size") && fs.Changed("lr"):
 		return cli.Usagef("give --step-size or --lr, not both")
 	case fs.Changed("warmup-step-size") && fs.Changed("warmup-lr"):

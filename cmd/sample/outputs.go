@@ -9,7 +9,7 @@ import (
 
 // outputFiles are the files that sample writes into --out; --force removes
 // them before a new run.
-var outputFiles = []string{"metrics.csv", "metrics.png", "metrics.svg", "summary.json", "trace.csv"}
+var outputFiles = []string{"metrics.csv", "metrics.png", "metrics.svg", "summary.json", "trace.csv", traceStream, traceNetCDF}
 
 // metricsLine formats metrics for a log line, as "kl=0.1234 ess=56.78".
 func metricsLine(ms []tasks.Metric) string {
