@@ -131,17 +131,7 @@ func TestWriteJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "c.json")
-			if err := WriteJSON(path, tt.v); err != nil {
-				t.Fatal(err)
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(data) != tt.want {
-				t.Errorf("file = %q, want %q", data, tt.want)
-			}
+			data := writeAndRead(t, "c.json", tt.want, func(path string) error { return WriteJSON(path, tt.v) })
 			var back config
 			if err := json.Unmarshal(data, &back); err != nil {
 				t.Fatal(err)
@@ -205,17 +195,7 @@ func TestWriteCSV(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "t.csv")
-			if err := WriteCSV(path, tt.header, tt.rows); err != nil {
-				t.Fatal(err)
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(data) != tt.want {
-				t.Errorf("file = %q, want %q", data, tt.want)
-			}
+			data := writeAndRead(t, "t.csv", tt.want, func(path string) error { return WriteCSV(path, tt.header, tt.rows) })
 			r := csv.NewReader(bytes.NewReader(data))
 			r.FieldsPerRecord = -1
 			got, err := r.ReadAll()
@@ -283,4 +263,22 @@ func TestVersionNamesTheGoVersion(t *testing.T) {
 	if g, _ := v["go"].(string); !strings.HasPrefix(g, "go") {
 		t.Errorf("Version() = %v, want the Go version under \"go\"", v)
 	}
+}
+
+// writeAndRead writes a file named name in a new directory with write and
+// returns its content, failing the test unless it is want.
+func writeAndRead(t *testing.T, name, want string, write func(path string) error) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := write(path); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != want {
+		t.Errorf("file = %q, want %q", data, want)
+	}
+	return data
 }
