@@ -73,14 +73,7 @@ func TestResumeContinuesTheMinibatchOrder(t *testing.T) {
 	if err := run(context.Background(), append(args, "-epochs", "1", "-out", stopped)); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(context.Background(), append(args, "-epochs", "2", "-resume", stopped)); err != nil {
-		t.Fatal(err)
-	}
-	a, _ := os.ReadFile(filepath.Join(straight, "sampler.json"))
-	b, _ := os.ReadFile(filepath.Join(stopped, "sampler.json"))
-	if len(a) == 0 || !bytes.Equal(a, b) {
-		t.Error("the resumed run's sampler differs from the uninterrupted run's")
-	}
+	resumeMatches(t, straight, stopped, append(args, "-epochs", "2", "-resume", stopped))
 }
 
 // small is a two-epoch toy training that runs in about a second.
@@ -112,14 +105,7 @@ func TestTrainWritesASamplerThatResumesExactly(t *testing.T) {
 	if err := run(ctx, append(small, "-out", resumed)); !errors.Is(err, train.ErrInterrupted) {
 		t.Fatalf("want an interruption, got %v", err)
 	}
-	if err := run(context.Background(), append(small, "-resume", resumed)); err != nil {
-		t.Fatal(err)
-	}
-	a, _ := os.ReadFile(filepath.Join(straight, "sampler.json"))
-	b, _ := os.ReadFile(filepath.Join(resumed, "sampler.json"))
-	if !bytes.Equal(a, b) {
-		t.Error("the resumed run's sampler differs from the uninterrupted run's")
-	}
+	resumeMatches(t, straight, resumed, append(small, "-resume", resumed))
 	// a sampler file runs in cmd/sample: checked there; here a mismatched resume
 	if err := run(context.Background(), append(append([]string{}, small...), "-steps", "57", "-resume", resumed)); err == nil ||
 		!strings.Contains(err.Error(), "--steps 57 conflicts with the run in") {
@@ -214,15 +200,26 @@ func TestInterruptMidUnrollResumesExactly(t *testing.T) {
 			if cp.Position != (train.Position{Unroll: 1}) || len(cp.Theta) == 0 {
 				t.Fatalf("checkpoint at %+v with %d positions; want the middle of the first epoch", cp.Position, len(cp.Theta))
 			}
-			if err := run(context.Background(), []string{"-resume", stopped}); err != nil {
-				t.Fatal(err)
-			}
-			a, _ := os.ReadFile(filepath.Join(straight, "sampler.json"))
-			b, _ := os.ReadFile(filepath.Join(stopped, "sampler.json"))
-			if len(a) == 0 || !bytes.Equal(a, b) {
-				t.Error("the resumed run's sampler differs from the uninterrupted run's")
-			}
+			resumeMatches(t, straight, stopped, nil)
 		})
+	}
+}
+
+// resumeMatches resumes the run stopped in dir stopped with args (--resume
+// stopped alone when nil) and fails unless its sampler.json is the
+// uninterrupted run's (in straight), bit for bit.
+func resumeMatches(t *testing.T, straight, stopped string, args []string) {
+	t.Helper()
+	if args == nil {
+		args = []string{"-resume", stopped}
+	}
+	if err := run(context.Background(), args); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := os.ReadFile(filepath.Join(straight, "sampler.json"))
+	b, _ := os.ReadFile(filepath.Join(stopped, "sampler.json"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Error("the resumed run's sampler differs from the uninterrupted run's")
 	}
 }
 
@@ -299,14 +296,7 @@ func TestResumeTakesTheRunsFlags(t *testing.T) {
 			if tc.old {
 				editJSON(t, filepath.Join(stopped, "config.json"), func(m map[string]any) { delete(m, "given") })
 			}
-			if err := run(context.Background(), []string{"-resume", stopped}); err != nil {
-				t.Fatal(err)
-			}
-			a, _ := os.ReadFile(filepath.Join(straight, "sampler.json"))
-			b, _ := os.ReadFile(filepath.Join(stopped, "sampler.json"))
-			if len(a) == 0 || !bytes.Equal(a, b) {
-				t.Error("the resumed run's sampler differs from the uninterrupted run's")
-			}
+			resumeMatches(t, straight, stopped, nil)
 		})
 	}
 }
