@@ -77,13 +77,16 @@ func TestHelpListsFiguresAndArguments(t *testing.T) {
 
 // TestMissingColumnsAreUsageErrors is the regression test of "figures table
 // -metric nosuch -steps 1000 A=DIR", which panicked: a metric or a column
-// that a run's CSV lacks is a usage error naming the file and what it has.
+// that a run's CSV lacks is a usage error naming the file and what it has;
+// so is a trace that trajectories cannot draw.
 func TestMissingColumnsAreUsageErrors(t *testing.T) {
 	a := fakeRun(t, 1, 0.5, `{}`)
-	trace20 := t.TempDir()
-	os.WriteFile(filepath.Join(trace20, "trace.csv"), []byte("step,chain,theta_0,theta_1,theta_2\n1,0,1,2,3\n"), 0o644)
-	noTheta := t.TempDir()
-	os.WriteFile(filepath.Join(noTheta, "trace.csv"), []byte("step,chain\n1,0\n"), 0o644)
+	trace3 := fakeTrace(t, 3, []int{0, 1, 2}, 1)
+	oneCoord := fakeTrace(t, 2, []int{0}, 1)
+	noDraws := fakeTrace(t, 2, []int{0, 1}, 0)
+	noTrace := t.TempDir()
+	notStream := t.TempDir()
+	os.WriteFile(filepath.Join(notStream, "trace.bin"), []byte("step,chain,theta_0,theta_1\n1,0,1,2\n"), 0o644)
 	fig := filepath.Join(t.TempDir(), "fig")
 	for _, tc := range []struct {
 		args []string
@@ -92,8 +95,11 @@ func TestMissingColumnsAreUsageErrors(t *testing.T) {
 		{[]string{"table", "-metric", "nosuch", "-steps", "1000", "A=" + a}, `metrics.csv has no column "nosuch": give -metric one of kl`},
 		{[]string{"table", "-metric", "nosuch", "-steps", "10", "A=" + a + "," + a}, `has no column "nosuch"`},
 		{[]string{"curves", "-metric", "nosuch", "-out", fig, "A=" + a}, `metrics.csv has no column "nosuch": give -metric one of kl`},
-		{[]string{"trajectories", "-out", fig, "A=" + trace20}, "does not hold 2-D positions"},
-		{[]string{"trajectories", "-out", fig, "A=" + noTheta}, "does not hold 2-D positions"},
+		{[]string{"trajectories", "-out", fig, "A=" + trace3}, "does not hold 2-D positions (θ of 3 dimensions, coordinates [0 1 2] traced): trace a 2-D task with cmd/sample --trace-every 1"},
+		{[]string{"trajectories", "-out", fig, "A=" + oneCoord}, "does not hold 2-D positions (θ of 2 dimensions, coordinates [0] traced)"},
+		{[]string{"trajectories", "-out", fig, "A=" + noDraws}, filepath.Join(noDraws, "trace.bin") + " has no draws: trace a 2-D task with cmd/sample --trace-every 1"},
+		{[]string{"trajectories", "-out", fig, "A=" + noTrace}, filepath.Join(noTrace, "trace.bin") + " does not exist: trace a 2-D task with cmd/sample --trace-every 1 --out " + noTrace},
+		{[]string{"trajectories", "-out", fig, "A=" + notStream}, "not a complete trace stream"},
 	} {
 		err := run(context.Background(), tc.args)
 		var ue *cli.UsageError

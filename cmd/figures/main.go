@@ -4,7 +4,7 @@
 //	figures curves -metric kl -out FIG NAME=RUNDIR ...
 //	    one curve per run of a metric from RUNDIR/metrics.csv against steps
 //	figures trajectories -task gaussian2d -out FIG NAME=RUNDIR ...
-//	    the path of chain 0 from RUNDIR/trace.csv on the target's contours
+//	    the path of chain 0 from RUNDIR/trace.bin on the target's contours
 //	figures nets -meta sampler.json -out DIR
 //	    contour plots of a trained sampler's f_Q and f_D over their inputs
 //	figures table -metric kl -steps 1000,3000,12000 -summary ess NAME=RUNDIR ...
@@ -15,11 +15,13 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +33,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/plot"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/trace"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
 )
 
@@ -44,7 +47,7 @@ const description = "draws the experiments' figures and tables from the outputs 
 // what each draws.
 var figures = []struct{ name, what string }{
 	{"curves", "one curve per run of a metric from RUNDIR/metrics.csv against steps"},
-	{"trajectories", "the path of chain 0 from RUNDIR/trace.csv on the target's contours"},
+	{"trajectories", "the path of chain 0 from RUNDIR/trace.bin on the target's contours"},
 	{"nets", "contour plots of a trained sampler's f_Q and f_D over their inputs"},
 	{"table", "a Markdown table of a metric at given steps and summary values"},
 }
@@ -291,7 +294,7 @@ func trajectories(args []string) error {
 	out := fs.String("out", "", "figure path without extension (required)")
 	title := fs.String("title", "", "figure title")
 	usage(fs, "trajectories", "[flags] --out FIG NAME=DIR...",
-		cli.Arg{Name: "NAME=DIR", Usage: "a run: its panel's title (NAME) and the output directory of cmd/sample --trace 1 (DIR)"})
+		cli.Arg{Name: "NAME=DIR", Usage: "a run: its panel's title (NAME) and the output directory of cmd/sample --trace-every 1 on a 2-D task (DIR)"})
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -312,36 +315,54 @@ func trajectories(args []string) error {
 	}
 	var panels []plot.Panel
 	for _, r := range rs {
-		path := filepath.Join(r[1], "trace.csv")
-		cols, err := readCSV(path)
+		p, err := chainPath(filepath.Join(r[1], "trace.bin"), r[1])
 		if err != nil {
 			return err
 		}
-		if cols["chain"] == nil || cols["theta_0"] == nil || cols["theta_1"] == nil || cols["theta_2"] != nil {
-			return cli.Usagef("%s does not hold 2-D positions (columns chain, theta_0, theta_1): trace a 2-D task with cmd/sample --trace 1", path)
-		}
-		var p plot.Panel
 		p.Title = r[0]
-		for i, c := range cols["chain"] {
-			if c != "0" {
-				continue
-			}
-			x, err1 := strconv.ParseFloat(cols["theta_0"][i], 64)
-			y, err2 := strconv.ParseFloat(cols["theta_1"][i], 64)
-			if err1 != nil || err2 != nil {
-				return cli.Usagef("%s: row %d is not a 2-D position", path, i+1)
-			}
-			p.X, p.Y = append(p.X, x), append(p.Y, y)
-		}
-		if len(p.X) == 0 {
-			return cli.Usagef("%s has no positions of chain 0 (run cmd/sample with --trace 1)", path)
-		}
 		panels = append(panels, p)
 	}
 	// contours of the density at 1, 2 and 3 standard deviations: U − U_min = r²/2
 	umin := g.Energy(g.Mean())
 	contour := func(x, y float64) float64 { return g.Energy([]float64{x, y}) - umin }
 	return plot.Trajectories(*out, *title, contour, []float64{0.5, 2, 4.5}, panels...)
+}
+
+// traceHint says how to make a trace that trajectories draws.
+const traceHint = "trace a 2-D task with cmd/sample --trace-every 1"
+
+// chainPath reads the positions θ_0, θ_1 of chain 0 at every draw of the
+// trace stream at path (sample --trace-every writes it into the run's
+// directory dir), one draw at a time.
+func chainPath(path, dir string) (plot.Panel, error) {
+	var p plot.Panel
+	r, err := trace.Open(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return p, cli.Usagef("%s does not exist: %s --out %s", path, traceHint, dir)
+	case errors.Is(err, trace.ErrFormat):
+		return p, cli.Usagef("%v", err)
+	case err != nil:
+		return p, err
+	}
+	defer r.Close()
+	h := r.Header()
+	if h.Dim != 2 || !slices.Equal(h.Coords, []int{0, 1}) {
+		return p, cli.Usagef("%s does not hold 2-D positions (θ of %d dimensions, coordinates %v traced): %s", path, h.Dim, h.Coords, traceHint)
+	}
+	if r.Draws() == 0 {
+		return p, cli.Usagef("%s has no draws: %s", path, traceHint)
+	}
+	var d trace.Draw
+	for {
+		switch err := r.Next(&d); {
+		case err == io.EOF:
+			return p, nil
+		case err != nil:
+			return p, err
+		}
+		p.X, p.Y = append(p.X, d.Theta[0]), append(p.Y, d.Theta[1]) // chain 0 comes first
+	}
 }
 
 func nets(args []string) error {

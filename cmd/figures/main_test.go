@@ -5,9 +5,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/samplers/trace"
 )
 
 // fakeRun writes a run directory with a metric at steps 10 and 20.
@@ -18,6 +21,58 @@ func fakeRun(t *testing.T, kl10, kl20 float64, summary string) string {
 	os.WriteFile(filepath.Join(dir, "metrics.csv"), []byte(csv), 0o644)
 	os.WriteFile(filepath.Join(dir, "summary.json"), []byte(summary), 0o644)
 	return dir
+}
+
+// fakeTrace writes a run directory with a trace.bin of 2 chains of θ with
+// dim coordinates, coords traced, and draws draws at steps 1, 2, …: chain k
+// at step s has θ_i = 100·k + 10·s + i.
+func fakeTrace(t *testing.T, dim int, coords []int, draws int) string {
+	t.Helper()
+	dir := t.TempDir()
+	w, err := trace.Create(filepath.Join(dir, "trace.bin"), trace.Header{Chains: 2, Dim: dim, Coords: coords})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := make([]float64, 2*dim)
+	for s := 1; s <= draws; s++ {
+		for i := 0; i < dim; i++ {
+			for k := 0; k < 2; k++ {
+				theta[i*2+k] = float64(100*k + 10*s + i) // coordinate-major, as samplers.State
+			}
+		}
+		if err := w.Write(s, theta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestTrajectoriesDrawChain0: trajectories draws θ_0, θ_1 of chain 0 at
+// every draw of a run's trace.bin.
+func TestTrajectoriesDrawChain0(t *testing.T) {
+	dir := fakeTrace(t, 2, []int{0, 1}, 3)
+	p, err := chainPath(filepath.Join(dir, "trace.bin"), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{10, 20, 30}; !reflect.DeepEqual(p.X, want) {
+		t.Errorf("θ_0 %v, want %v", p.X, want)
+	}
+	if want := []float64{11, 21, 31}; !reflect.DeepEqual(p.Y, want) {
+		t.Errorf("θ_1 %v, want %v", p.Y, want)
+	}
+	fig := filepath.Join(t.TempDir(), "fig")
+	if err := run(context.Background(), []string{"trajectories", "-out", fig, "A=" + dir, "B=" + dir}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []string{".png", ".svg"} {
+		if info, err := os.Stat(fig + ext); err != nil || info.Size() == 0 {
+			t.Errorf("%s%s: %v", fig, ext, err)
+		}
+	}
 }
 
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

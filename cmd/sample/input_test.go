@@ -38,8 +38,6 @@ func TestSizesAndScalesGiveOneLineAndStatus2(t *testing.T) {
 			"--chains 100000000 on gaussian20 (20 dimensions) for --steps 12000 needs at least about 175 TiB of memory, more than the 4 GiB that ulimit -v allows: lower --chains or --steps"},
 		{"a few steps beyond ulimit -v", fourGiB, []string{"--task", "gaussian20", "--chains", "3000000", "--steps", "2"},
 			"needs at least about 5.36 GiB of memory, more than the 4 GiB that ulimit -v allows"},
-		{"trace beyond ulimit -v", fourGiB, []string{"--task", "gaussian2d", "--chains", "1000", "--steps", "200000", "--trace", "1000"},
-			"with --trace 1000 needs at least about 26.8 GiB of memory, more than the 4 GiB that ulimit -v allows: lower --chains or --steps (the task's monitor keeps every position of every step), or --trace"},
 		{"hidden beyond any width", "", []string{"--task", "piano-gru", "--hidden", "10000000"}, "--hidden must be between 1 and 1048576, got 10000000"},
 		{"negative hidden", "", []string{"--task", "piano-gru", "--hidden", "-5"}, "--hidden must be between 1 and 1048576, got -5"},
 		{"negative network width", "", []string{"--task", "gaussian20", "--q-hidden", "-3"}, "--q-hidden: widths must be between 1 and 1048576, got [-3]"},

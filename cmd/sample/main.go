@@ -4,8 +4,7 @@
 //
 // It writes into --out: metrics.csv (one row per evaluation point),
 // summary.json (the run, its final metrics, the resolved flags and the code
-// it was built from), metrics.png/.svg (the metrics against steps) and, with
-// --trace N, trace.csv with every position of the first N chains.
+// it was built from) and metrics.png/.svg (the metrics against steps).
 //
 // With --trace-every N it streams a draw every N steps to trace.bin as the
 // run goes (samplers/trace's format; memory one draw): the first
@@ -56,7 +55,7 @@ func main() {
 // options are the command's flags.
 type options struct {
 	task, sampler, out, meta, gamma string
-	chains, steps, evalEvery, trace int
+	chains, steps, evalEvery        int
 	traceEvery, traceCoords         int
 	stepSize, lr, friction, noise   float64
 	warmupSteps                     int
@@ -87,7 +86,6 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.out, "out", "", "output directory (required)")
 	fs.BoolVar(&o.force, "force", false, "replace the run already in --out: its files are deleted first")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar, nor progress lines when standard error is not a terminal")
-	fs.IntVar(&o.trace, "trace", 0, "write every position of the first N chains to trace.csv")
 	fs.IntVar(&o.traceEvery, "trace-every", 0, "stream a draw of every chain every `N` steps to trace.bin as the run goes (memory: one draw) and, in a build with -tags netcdf, write the draws at the end as ArviZ InferenceData to trace.nc (else convert --trace does it later); 0: no trace")
 	fs.IntVar(&o.traceCoords, "trace-coords", defaultTraceCoords, "what --trace-every traces: the first `N` coordinates of θ of each chain, 8·chains·N bytes a draw; 0: all")
 	registerSamplerFlags(fs, &o)
@@ -115,7 +113,7 @@ func run(ctx context.Context, args []string) error {
 	if err := o.resolve(fs, task); err != nil {
 		return err
 	}
-	if err := task.CheckSample(o.chains, o.steps, o.evalEvery, o.trace); err != nil {
+	if err := task.CheckSample(o.chains, o.steps, o.evalEvery); err != nil {
 		return cli.Usagef("%v", err)
 	}
 
@@ -162,7 +160,6 @@ func run(ctx context.Context, args []string) error {
 
 	var header []string
 	var rows [][]string
-	var traceRows [][]string
 	var metrics *cli.CSVAppender // metrics.csv, from the first evaluation on
 	defer func() {
 		if metrics != nil {
@@ -189,13 +186,6 @@ func run(ctx context.Context, args []string) error {
 		steps = step
 		if err := tr.observe(step, st); err != nil {
 			return err
-		}
-		for c := 0; c < min(o.trace, o.chains); c++ {
-			row := []string{strconv.Itoa(step), strconv.Itoa(c)}
-			for i := 0; i < d; i++ {
-				row = append(row, cli.FormatFloat(st.Theta[i*o.chains+c]))
-			}
-			traceRows = append(traceRows, row)
 		}
 		if step%o.evalEvery == 0 || step == o.steps {
 			ms, err := mon.Metrics()
@@ -273,7 +263,7 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	if err := writeOutputs(o, header, rows, traceRows, d, summary); err != nil {
+	if err := writeOutputs(o, header, rows, summary); err != nil {
 		return err
 	}
 	if runErr != nil {
@@ -340,8 +330,6 @@ func (o *options) resolve(fs *pflag.FlagSet, task *catalog.Task) error {
 		return cli.Usagef("--eval-every must be positive, got %d", o.evalEvery)
 	case !(o.noise >= 0):
 		return cli.Usagef("--noise must be non-negative, got %v", o.noise)
-	case o.trace < 0:
-		return cli.Usagef("--trace must be non-negative, got %d", o.trace)
 	case o.traceEvery < 0:
 		return cli.Usagef("--trace-every must be non-negative, got %d", o.traceEvery)
 	case o.traceCoords < 0:
@@ -448,18 +436,9 @@ func usage(err error) error {
 	return cli.Usagef("%v", err)
 }
 
-func writeOutputs(o options, header []string, rows, traceRows [][]string, d int, summary map[string]any) error {
+func writeOutputs(o options, header []string, rows [][]string, summary map[string]any) error {
 	if header != nil {
 		if err := plotMetrics(filepath.Join(o.out, "metrics"), o, header, rows); err != nil {
-			return err
-		}
-	}
-	if o.trace > 0 {
-		th := []string{"step", "chain"}
-		for i := 0; i < d; i++ {
-			th = append(th, fmt.Sprintf("theta_%d", i))
-		}
-		if err := cli.WriteCSV(filepath.Join(o.out, "trace.csv"), th, traceRows); err != nil {
 			return err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
+	"github.com/metasgmcmc/metasgmcmc/samplers/trace"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 )
 
@@ -68,21 +69,19 @@ func TestRunWritesOutputsReproducibly(t *testing.T) {
 	outs := []string{t.TempDir(), t.TempDir()}
 	for _, out := range outs {
 		args := []string{"-task", "gaussian20", "-sampler", "nnsghmc", "-chains", "4", "-steps", "30",
-			"-eval-every", "10", "-q-hidden", "5", "-d-hidden", "5", "-trace", "2", "-seed", "3", "-quiet", "-out", out}
+			"-eval-every", "10", "-q-hidden", "5", "-d-hidden", "5", "-seed", "3", "-quiet", "-out", out}
 		if err := run(context.Background(), args); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{"metrics.csv", "trace.csv", "metrics.png", "metrics.svg", "summary.json"} {
+	for _, name := range []string{"metrics.csv", "metrics.png", "metrics.svg", "summary.json"} {
 		a, err := os.ReadFile(filepath.Join(outs[0], name))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if name == "metrics.csv" || name == "trace.csv" {
+		if name == "metrics.csv" {
 			b, _ := os.ReadFile(filepath.Join(outs[1], name))
-			if name == "metrics.csv" {
-				a, b = dropColumn(a, 1), dropColumn(b, 1) // seconds differ
-			}
+			a, b = dropColumn(a, 1), dropColumn(b, 1) // seconds differ
 			if !bytes.Equal(a, b) {
 				t.Errorf("%s differs between two runs with the same seed", name)
 			}
@@ -145,15 +144,23 @@ var small = []string{"-task", "gaussian20", "-sampler", "nnsghmc", "-chains", "4
 
 // TestOutRefusesAnExistingRunUnlessForce: a second run into an --out that
 // holds a run is refused and leaves it alone; with --force it replaces the
-// run, and no file of the old one (trace.csv) stays beside the new.
+// run, and no file of the old one (trace.bin, and the trace.csv of a run
+// from before --trace-every) stays beside the new.
 func TestOutRefusesAnExistingRunUnlessForce(t *testing.T) {
 	out := t.TempDir()
-	if err := run(context.Background(), append(small, "-trace", "2", "-out", out)); err != nil {
+	if err := run(context.Background(), append(small, "-trace-every", "10", "-out", out)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "trace.csv"), []byte("step,chain,theta_0\n1,0,0.5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(filepath.Join(out, "summary.json"))
 	code, stderr := clitest.Command(t, append(small, "-seed", "4", "-out", out)...)
-	want := "sample: error: " + out + " already holds a sample run (metrics.csv, metrics.png, metrics.svg and 2 more); give --force to replace it, or choose another --out\n"
+	more := 3 // summary.json, trace.bin, trace.csv
+	if trace.NetCDF {
+		more++ // trace.nc
+	}
+	want := fmt.Sprintf("sample: error: %s already holds a sample run (metrics.csv, metrics.png, metrics.svg and %d more); give --force to replace it, or choose another --out\n", out, more)
 	if code != 2 || stderr != want {
 		t.Errorf("second run: status %d, stderr %q; want 2, %q", code, stderr, want)
 	}

@@ -8,7 +8,10 @@ import (
 )
 
 // outputFiles are the files that sample writes into --out; --force removes
-// them before a new run.
+// them before a new run. trace.csv is no longer written (the old --trace N;
+// --trace-every streams trace.bin instead) but stays in the list, so that
+// --force on the directory of a run from before removes it too, rather
+// than leaving it beside the new run's files.
 var outputFiles = []string{"metrics.csv", "metrics.png", "metrics.svg", "summary.json", "trace.csv", traceStream, traceNetCDF}
 
 // metricsLine formats metrics for a log line, as "kl=0.1234 ess=56.78".

@@ -8,13 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/samplers/trace"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
 // readTrace reads every draw of a run's trace.bin.
@@ -28,13 +29,14 @@ func readTrace(t *testing.T, out string) (trace.Header, []trace.Draw) {
 }
 
 // TestTraceStreamsDraws: --trace-every streams the thinned draws of every
-// chain, the first --trace-coords coordinates, which are the positions
-// that trace.csv holds at those steps; the same seed gives the same bytes;
-// trace.nc is written from it in a build with netCDF, and only there.
+// chain, the first --trace-coords coordinates, which are those of the
+// positions that a run with --trace-every 1 of all coordinates streams at
+// those steps; the same seed gives the same bytes; trace.nc is written from
+// it in a build with netCDF, and only there.
 func TestTraceStreamsDraws(t *testing.T) {
 	outs := []string{t.TempDir(), t.TempDir()}
 	for _, out := range outs {
-		if err := run(context.Background(), append(small, "-trace", "4", "-trace-every", "7", "-trace-coords", "3", "-out", out)); err != nil {
+		if err := run(context.Background(), append(small, "-trace-every", "7", "-trace-coords", "3", "-out", out)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,24 +62,31 @@ func TestTraceStreamsDraws(t *testing.T) {
 	if !reflect.DeepEqual(steps, []int{7, 14, 21, 28}) {
 		t.Errorf("steps %v", steps)
 	}
-	// trace.csv: step, chain, theta_0, …; the draws' θ are its first
-	// coordinates at the same steps
-	csv, _ := os.ReadFile(filepath.Join(outs[0], "trace.csv"))
-	positions := map[[2]int][]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(csv)), "\n")[1:] {
-		f := strings.Split(line, ",")
-		step, _ := strconv.Atoi(f[0])
-		chain, _ := strconv.Atoi(f[1])
-		positions[[2]int{step, chain}] = f[2:5]
+	// every step, every coordinate: a draw per step 1…30, whose first
+	// coordinates at steps 7, 14, … are the thinned draws'
+	every := t.TempDir()
+	if err := run(context.Background(), append(small, "-trace-every", "1", "-trace-coords", "0", "-out", every)); err != nil {
+		t.Fatal(err)
+	}
+	he, all := readTrace(t, every)
+	if len(he.Coords) != 20 || len(all) != 30 || len(all[0].Theta) != 80 {
+		t.Fatalf("--trace-every 1 --trace-coords 0: %d coordinates, %d draws", len(he.Coords), len(all))
 	}
 	for _, d := range ds {
+		e := all[d.Step-1]
+		if e.Step != d.Step {
+			t.Fatalf("draw %d of --trace-every 1 is of step %d", d.Step-1, e.Step)
+		}
 		for k := 0; k < 4; k++ {
 			for j := 0; j < 3; j++ {
-				if got, want := strconv.FormatFloat(d.Theta[k*3+j], 'g', -1, 64), positions[[2]int{d.Step, k}][j]; got != want {
-					t.Errorf("step %d chain %d coordinate %d: %s, trace.csv %s", d.Step, k, j, got, want)
+				if got, want := d.Theta[k*3+j], e.Theta[k*20+j]; got != want {
+					t.Errorf("step %d chain %d coordinate %d: %v, with --trace-every 1 %v", d.Step, k, j, got, want)
 				}
 			}
 		}
+	}
+	if all[0].Theta[0] == all[1].Theta[0] || all[0].Theta[0] == all[0].Theta[20] {
+		t.Errorf("the chains do not move, or chains 0 and 1 are alike: %v", all[:2])
 	}
 	var sum map[string]any
 	s, _ := os.ReadFile(filepath.Join(outs[0], "summary.json"))
@@ -88,14 +97,43 @@ func TestTraceStreamsDraws(t *testing.T) {
 	if trace.NetCDF != (err == nil) {
 		t.Errorf("trace.nc in a build with netCDF %v: %v", trace.NetCDF, err)
 	}
+}
 
-	// all coordinates
+// TestTracerWritesTheStatesItObserves: the tracer keeps every --trace-every
+// steps the states that the run hands it, the first --trace-coords
+// coordinates of each chain and lp = −U; the run-level test above compares
+// thinned streams with a stream of every step, and this one pins what a
+// stream of every step holds to the states themselves.
+func TestTracerWritesTheStatesItObserves(t *testing.T) {
 	out := t.TempDir()
-	if err := run(context.Background(), append(small, "-trace-every", "10", "-trace-coords", "0", "-out", out)); err != nil {
+	const k, d = 2, 3
+	tr, err := newTracer(options{task: "gaussian20", sampler: "sghmc", out: out, chains: k, traceEvery: 2, traceCoords: 2}, d)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if h, ds := readTrace(t, out); len(h.Coords) != 20 || len(ds) != 3 || len(ds[0].Theta) != 80 {
-		t.Errorf("--trace-coords 0: %d coordinates, %d draws", len(h.Coords), len(ds))
+	defer tr.abort()
+	for step := 1; step <= 5; step++ {
+		theta := make([]float64, d*k) // coordinate i of chain c at i·K + c
+		for i := 0; i < d; i++ {
+			for c := 0; c < k; c++ {
+				theta[i*k+c] = float64(100*step + 10*c + i)
+			}
+		}
+		u := []float64{float64(step), float64(-step)}
+		if err := tr.observe(step, &samplers.State{Theta: theta, Eval: &tasks.Eval{U: u}, Steps: step}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := tr.finish(out); err != nil || n != 2 {
+		t.Fatalf("finish: %d draws, %v", n, err)
+	}
+	_, ds := readTrace(t, out)
+	want := []trace.Draw{
+		{Step: 2, Theta: []float64{200, 201, 210, 211}, Stats: []float64{-2, 2}},
+		{Step: 4, Theta: []float64{400, 401, 410, 411}, Stats: []float64{-4, 4}},
+	}
+	if !reflect.DeepEqual(ds, want) {
+		t.Errorf("draws %+v, want %+v", ds, want)
 	}
 }
 

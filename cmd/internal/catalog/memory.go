@@ -19,29 +19,24 @@ import (
 // bounds: a run refused for memory could not have run.
 const stateVectors = 10
 
-// traceBytes is the memory of one number of cmd/sample's --trace, kept as
-// text until the end (a string header and its digits).
-const traceBytes = 32
-
 // rowBytes is the memory of a row of metrics.csv, kept until the end, and
 // timeBytes that of a time of a meta-training loss (a slice entry and a
 // map entry).
 const rowBytes, timeBytes = 64, 48
 
 // SampleBytes estimates from below the memory in bytes that sampling k
-// chains for steps steps takes, scoring every evalEvery steps, with trace
-// of them written to trace.csv: the chains' state, what the task's monitor
-// keeps (the Gaussian tasks keep every position of every step, for the
-// effective sample sizes) and the rows of metrics.csv. It is a float64 so
-// that no size overflows.
-func (t *Task) SampleBytes(k, steps, evalEvery, trace int) float64 {
+// chains for steps steps takes, scoring every evalEvery steps: the chains'
+// state, what the task's monitor keeps (the Gaussian tasks keep every
+// position of every step, for the effective sample sizes) and the rows of
+// metrics.csv. A trace (--trace-every) is streamed to disk and holds one
+// draw. It is a float64 so that no size overflows.
+func (t *Task) SampleBytes(k, steps, evalEvery int) float64 {
 	dk := float64(t.Dim) * float64(k)
 	b := 8 * dk * stateVectors
 	if t.keepsPositions {
 		b += 8 * dk * float64(steps)
 	}
-	b += rowBytes * float64(steps/max(evalEvery, 1)+1)
-	return b + traceBytes*float64(min(trace, k))*float64(steps)*float64(t.Dim+2)
+	return b + rowBytes*float64(steps/max(evalEvery, 1)+1)
 }
 
 // TrainBytes estimates from below the memory in bytes that meta-training
@@ -165,22 +160,18 @@ type rlimit struct {
 
 // CheckSample refuses, with a one-line error giving the figures, a
 // cmd/sample run of k chains for steps steps scored every evalEvery steps
-// (trace of them written out) whose SampleBytes exceed MemoryLimit.
-func (t *Task) CheckSample(k, steps, evalEvery, trace int) error {
+// whose SampleBytes exceed MemoryLimit.
+func (t *Task) CheckSample(k, steps, evalEvery int) error {
 	what := fmt.Sprintf("--chains %d on %s (%s)", k, t.Name, t.size())
 	fix := "lower --chains"
 	if t.keepsPositions {
 		what += fmt.Sprintf(" for --steps %d", steps)
 		fix += " or --steps (the task's monitor keeps every position of every step)"
 	}
-	if trace > 0 {
-		what += fmt.Sprintf(" with --trace %d", trace)
-		fix += ", or --trace"
-	}
 	if t.hidden > 0 {
 		fix += ", or --hidden"
 	}
-	return CheckMemory(t.SampleBytes(k, steps, evalEvery, trace), what, fix)
+	return CheckMemory(t.SampleBytes(k, steps, evalEvery), what, fix)
 }
 
 // size is the task's dimension for a message, with the GRU's width.

@@ -40,12 +40,10 @@ func TestMemoryEstimates(t *testing.T) {
 	}{
 		// state: 10 vectors of D·K float64; the Gaussian monitor: one per
 		// step; metrics.csv: a row per score
-		{"gaussian20, 50 chains, 12000 steps", g.SampleBytes(50, 12000, 100, 0), 8*20*50*(10+12000) + 64*121},
-		// the trace: (D+2) numbers a step for each traced chain
-		{"gaussian2d, trace 3 of 5 chains", m.SampleBytes(5, 100, 10, 3), 8*2*5*(10+100) + 64*11 + 32*3*100*4},
-		{"gaussian2d, trace beyond the chains", m.SampleBytes(5, 100, 10, 9), 8*2*5*(10+100) + 64*11 + 32*5*100*4},
-		{"2e18 chains", g.SampleBytes(2e18, 1, 1, 0), 8*20*2e18*11 + 64*2},
-		{"a score every step", m.SampleBytes(1, 1e12, 1, 0), 8*2*(10+1e12) + 64*(1e12+1)},
+		{"gaussian20, 50 chains, 12000 steps", g.SampleBytes(50, 12000, 100), 8*20*50*(10+12000) + 64*121},
+		{"gaussian2d, 5 chains, 100 steps", m.SampleBytes(5, 100, 10), 8*2*5*(10+100) + 64*11},
+		{"2e18 chains", g.SampleBytes(2e18, 1, 1), 8*20*2e18*11 + 64*2},
+		{"a score every step", m.SampleBytes(1, 1e12, 1), 8*2*(10+1e12) + 64*(1e12+1)},
 		// training: state and 7 vectors a step of the window; the times
 		// of the cross-chain loss
 		{"training, window 20", g.TrainBytes(train.Config{Chains: 50, Steps: 100, Window: 20, Cross: &train.CrossChain{Every: 2}}),
@@ -82,9 +80,9 @@ func TestCheckRefusesWithTheFigures(t *testing.T) {
 		err  error
 		want []string
 	}{
-		{g.CheckSample(2e18, 12000, 100, 0), []string{"--chains 2000000000000000000 on gaussian20 (20 dimensions) for --steps 12000 needs at least about 3.33e+06 EiB of memory, more than the ",
+		{g.CheckSample(2e18, 12000, 100), []string{"--chains 2000000000000000000 on gaussian20 (20 dimensions) for --steps 12000 needs at least about 3.33e+06 EiB of memory, more than the ",
 			"lower --chains or --steps (the task's monitor keeps every position of every step)"}},
-		{g.CheckSample(50, 1e15, 100, 0), []string{"--chains 50 on gaussian20 (20 dimensions) for --steps 1000000000000000 needs at least about 6.94 EiB"}},
+		{g.CheckSample(50, 1e15, 100), []string{"--chains 50 on gaussian20 (20 dimensions) for --steps 1000000000000000 needs at least about 6.94 EiB"}},
 		{g.CheckTrain(train.Config{Chains: 2e15, Steps: 100, Window: 20}), []string{"--chains 2000000000000000 on gaussian20 (20 dimensions) with --steps 100 and --window 20 needs at least about 41.6 EiB",
 			"lower --chains, --steps or --window"}},
 	} {
@@ -98,7 +96,7 @@ func TestCheckRefusesWithTheFigures(t *testing.T) {
 			}
 		}
 	}
-	if err := g.CheckSample(50, 12000, 100, 0); err != nil {
+	if err := g.CheckSample(50, 12000, 100); err != nil {
 		t.Errorf("the task's defaults refused: %v", err)
 	}
 }
