@@ -3,6 +3,7 @@ package samplers
 import (
 	"math"
 
+	"github.com/metasgmcmc/metasgmcmc/coordnet"
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
@@ -43,7 +44,7 @@ type shallowNet struct {
 }
 
 // newShallowNet prepares net for chains whose u is u[c].
-func newShallowNet(net *graph.MLPWeights, u []float64) shallowNet {
+func newShallowNet(net *coordnet.Weights, u []float64) shallowNet {
 	h, k := net.Hidden[0], len(u)
 	w0, b0 := net.W[0], net.B[0]
 	s := shallowNet{stride: k + 8, k: k, h: h, in: net.Inputs - 1, b1: net.B[1][0]}
@@ -196,7 +197,7 @@ type gradNet struct {
 	b1     float64
 }
 
-func newGradNet(net *graph.MLPWeights) gradNet {
+func newGradNet(net *coordnet.Weights) gradNet {
 	h := net.Hidden[0]
 	n := gradNet{h: h, b1: net.B[1][0]}
 	for j := 0; j < h; j++ {
@@ -230,7 +231,7 @@ func (n *gradNet) q2(u, x float64) (f, du, dx float64) {
 		w := n.packed[4*j : 4*j+4]
 		z := w[0] + u*w[1] + x*w[2]
 		sum += max(z, 0) * w[3]
-		c := graph.ReLUGate(z, w[3])
+		c := coordnet.ReLUGate(z, w[3])
 		d0 += c * w[1]
 		d1 += c * w[2]
 	}
@@ -244,7 +245,7 @@ func (n *gradNet) d3(u, x, g float64) (f, dx float64) {
 		w := n.packed[5*j : 5*j+5]
 		z := w[0] + u*w[1] + x*w[2] + g*w[3]
 		sum += max(z, 0) * w[4]
-		d1 += graph.ReLUGate(z, w[4]) * w[2]
+		d1 += coordnet.ReLUGate(z, w[4]) * w[2]
 	}
 	return n.b1 + sum, d1
 }

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/coordnet"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
@@ -154,7 +154,7 @@ func TestShallowNetRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 1))
 	for _, inputs := range []int{2, 3} {
 		for _, k := range []int{1, 3, 8, 20} {
-			net := graph.NewMLPWeights(inputs, []int{10}, graph.ReLU, rng)
+			net := coordnet.New(inputs, []int{10}, coordnet.ReLU, rng)
 			u := make([]float64, k)
 			for c := range u {
 				u[c] = rng.NormFloat64()
@@ -206,8 +206,8 @@ func TestGradNetRows(t *testing.T) {
 		t.Skip("no vector kernels on this processor")
 	}
 	rng := rand.New(rand.NewPCG(7, 2))
-	qw := graph.NewMLPWeights(2, []int{10}, graph.ReLU, rng)
-	dw := graph.NewMLPWeights(3, []int{10}, graph.ReLU, rng)
+	qw := coordnet.New(2, []int{10}, coordnet.ReLU, rng)
+	dw := coordnet.New(3, []int{10}, coordnet.ReLU, rng)
 	qw.B[0][0], dw.B[0][0] = 0, 0
 	q, d := newGradNet(qw), newGradNet(dw)
 	for n := 0; n <= 20; n++ {
