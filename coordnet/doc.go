@@ -20,9 +20,16 @@
 //     wide layers, for any depth and activation and every derivative;
 //   - the row kernels of one hidden layer (in → h → 1, the trained
 //     networks' shape), each row's hidden units in registers, for every
-//     kind of op, with variants for ReLU networks of 2 and 3 inputs.
+//     kind of op, with variants for ReLU networks of 2 and 3 inputs;
+//   - the column kernels of the trained shape with ReLU and 2 or 3 inputs
+//     that the sampler's fused steps call on blocks of coordinates:
+//     ChainNet, the value at inputs whose first is a per-chain constant,
+//     and GradNet, the value with input gradients. Where the processor has
+//     AVX2 they run in assembly, each vector lane doing the Go loop's
+//     operations in its order; the build tag purego leaves the Go loops
+//     alone.
 //
-// Tests hold the row kernels to the general kernel bit for bit, the fused
-// ops to the same network built from Gorgonia's primitives, and their
-// gradients to finite differences.
+// Tests hold the row and column kernels to the general kernel bit for bit,
+// the fused ops to the same network built from Gorgonia's primitives, and
+// their gradients to finite differences.
 package coordnet

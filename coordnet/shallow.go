@@ -212,12 +212,10 @@ func reluMask(z float64) uint64 {
 // shallowReLU reports whether the fast paths of the derivative kinds apply.
 func (k *mlpKernel) shallowReLU() bool { return k.shallow() && k.op.act == ReLU }
 
-// ReLUGate is v where a ReLU unit with pre-activation z is on (z > 0) and
+// reluGate is v where a ReLU unit with pre-activation z is on (z > 0) and
 // +0 where it is off, without a branch: v·relu'(z) but for the sign of a
-// zero, which changes no sum. A NaN z is off, as in forward. Code that
-// differentiates a ReLU network without a graph uses it to agree with the
-// network's kernels bit for bit.
-func ReLUGate(z, v float64) float64 {
+// zero, which changes no sum. A NaN z is off, as in forward.
+func reluGate(z, v float64) float64 {
 	return math.Float64frombits(math.Float64bits(v) & reluMask(z))
 }
 
@@ -257,8 +255,8 @@ func (k *mlpKernel) shallowParamGrad(x, g []float64, rows int, dp []float64) {
 			for i, v := range xr {
 				z += v * wj[i]
 			}
-			zb := ReLUGate(z, gr*w1j) // the adjoint of z
-			sw += ReLUGate(z, z) * gr
+			zb := reluGate(z, gr*w1j) // the adjoint of z
+			sw += reluGate(z, z) * gr
 			sb += zb
 			for i, v := range xr {
 				acc[i] += v * zb
@@ -284,8 +282,8 @@ func (k *mlpKernel) shallowReLUParamGrad2(x, g, dw0, db0, dw1, b0, w1 []float64)
 		for r, gr := range g {
 			x0, x1 := x[2*r], x[2*r+1]
 			z := bj + x0*v0 + x1*v1
-			zb := ReLUGate(z, gr*w1j)
-			sw += ReLUGate(z, z) * gr
+			zb := reluGate(z, gr*w1j)
+			sw += reluGate(z, z) * gr
 			sb += zb
 			d0 += x0 * zb
 			d1 += x1 * zb
@@ -304,8 +302,8 @@ func (k *mlpKernel) shallowReLUParamGrad3(x, g, dw0, db0, dw1, b0, w1 []float64)
 		for r, gr := range g {
 			x0, x1, x2 := x[3*r], x[3*r+1], x[3*r+2]
 			z := bj + x0*v0 + x1*v1 + x2*v2
-			zb := ReLUGate(z, gr*w1j)
-			sw += ReLUGate(z, z) * gr
+			zb := reluGate(z, gr*w1j)
+			sw += reluGate(z, z) * gr
 			sb += zb
 			d0 += x0 * zb
 			d1 += x1 * zb
@@ -339,7 +337,7 @@ func (k *mlpKernel) shallowJVP(x, hd []float64, rows int, out []float64) {
 				z += v * wj[i]
 				zd += hr[i] * wj[i]
 			}
-			s += ReLUGate(z, zd) * w1[j]
+			s += reluGate(z, zd) * w1[j]
 		}
 		out[r] = s
 	}
@@ -357,7 +355,7 @@ func (k *mlpKernel) shallowReLUJVP2(x, hd, out, b0, w1 []float64) {
 		for j, bj := range b0 {
 			z := bj + x0*wt[2*j] + x1*wt[2*j+1]
 			zd := h0*wt[2*j] + h1*wt[2*j+1]
-			s += ReLUGate(z, zd) * w1[j]
+			s += reluGate(z, zd) * w1[j]
 		}
 		out[r] = s
 	}
@@ -373,7 +371,7 @@ func (k *mlpKernel) shallowReLUJVP3(x, hd, out, b0, w1 []float64) {
 		for j, bj := range b0 {
 			z := bj + x0*wt[3*j] + x1*wt[3*j+1] + x2*wt[3*j+2]
 			zd := h0*wt[3*j] + h1*wt[3*j+1] + h2*wt[3*j+2]
-			s += ReLUGate(z, zd) * w1[j]
+			s += reluGate(z, zd) * w1[j]
 		}
 		out[r] = s
 	}
@@ -414,8 +412,8 @@ func (k *mlpKernel) shallowMixed(x, g, hd []float64, rows int, dp []float64) {
 				z += v * wj[i]
 				zd += hr[i] * wj[i]
 			}
-			sw += ReLUGate(z, zd) * gr
-			zdb := ReLUGate(z, gr*w1j) // the adjoint of ż
+			sw += reluGate(z, zd) * gr
+			zdb := reluGate(z, gr*w1j) // the adjoint of ż
 			for i, v := range hr {
 				acc[i] += v * zdb
 			}
@@ -440,8 +438,8 @@ func (k *mlpKernel) shallowReLUMixed2(x, g, hd, dw0, dw1, b0, w1 []float64) {
 		for r, gr := range g {
 			h0, h1 := hd[2*r], hd[2*r+1]
 			z := bj + x[2*r]*v0 + x[2*r+1]*v1
-			sw += ReLUGate(z, h0*v0+h1*v1) * gr
-			zdb := ReLUGate(z, gr*w1j)
+			sw += reluGate(z, h0*v0+h1*v1) * gr
+			zdb := reluGate(z, gr*w1j)
 			d0 += h0 * zdb
 			d1 += h1 * zdb
 		}
@@ -459,8 +457,8 @@ func (k *mlpKernel) shallowReLUMixed3(x, g, hd, dw0, dw1, b0, w1 []float64) {
 		for r, gr := range g {
 			h0, h1, h2 := hd[3*r], hd[3*r+1], hd[3*r+2]
 			z := bj + x[3*r]*v0 + x[3*r+1]*v1 + x[3*r+2]*v2
-			sw += ReLUGate(z, h0*v0+h1*v1+h2*v2) * gr
-			zdb := ReLUGate(z, gr*w1j)
+			sw += reluGate(z, h0*v0+h1*v1+h2*v2) * gr
+			zdb := reluGate(z, gr*w1j)
 			d0 += h0 * zdb
 			d1 += h1 * zdb
 			d2 += h2 * zdb

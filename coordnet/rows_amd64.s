@@ -1,8 +1,10 @@
+//go:build !purego
+
 #include "textflag.h"
 
-// The kernels of shallowNet.rowsSIMD: eight coordinates at a time, two
+// The kernels of ChainNet.evalSIMD: eight coordinates at a time, two
 // vectors of four, each lane doing the scalar loop's operations in its
-// order (no fused multiply-add), so the results are rowsGo's bit for bit.
+// order (no fused multiply-add), so the results are evalGo's bit for bit.
 // Registers: DI out, SI x, DX gs, R8 the table, R9 the packed weights, R10
 // their end, R11 the table's stride in bytes, R12 the chain of the first
 // coordinate, R13 the number of chains, CX the coordinates left, AX the
@@ -154,10 +156,10 @@ done3:
 	VZEROUPPER
 	RET
 
-// The exact step's kernels: four coordinates at a time, each lane doing
-// gradNet's scalar operations in their order. max(0, z) returns z where z is
-// NaN or a zero, so a −0 gives a −0 term where the scalar max gives +0: the
-// sums, which start at +0 and never become −0, are the same.
+// GradNet's kernels: four coordinates at a time, each lane doing grad2's
+// and grad3's scalar operations in their order. max(0, z) returns z where
+// z is NaN or a zero, so a −0 gives a −0 term where the scalar max gives
+// +0: the sums, which start at +0 and never become −0, are the same.
 // Registers: Y0 u, Y1 x, Y2 g, Y3 the sum, Y4 (and Y14 in gradRows2) the
 // derivatives' sums, Y5 zero, Y6–Y8 scratch, Y9–Y12 (and Y14 in gradRows3)
 // the unit's weights, Y13 b1.
