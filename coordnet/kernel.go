@@ -138,6 +138,7 @@ type mlpKernel struct {
 	x, h             []float64
 	wt               []float64 // the shallow kernels' transposed first layer
 	acc              []float64 // the shallow kernels' column of dW0
+	gn               GradNet   // the shallow kernels' weights unit by unit
 	rows             int
 	off              []int // offsets of the parameters in a flat gradient
 }

@@ -77,10 +77,10 @@ func (s *ChainNet) evalGo(out, x, g []float64, c int) {
 
 // GradNet evaluates a network of the trained shape with 2 or 3 inputs and
 // its input gradients in one pass, its inputs given as columns: f_Q and
-// f_D of a step with exact Γ. It sums as InputGrad does with row weights 1,
-// so it gives InputGrad's values bit for bit.
+// f_D of a step with exact Γ. Its rows are those of InputGrad with row
+// weights 1 for 2 and 3 inputs, so it gives InputGrad's values bit for bit.
 type GradNet struct {
-	packed []float64 // per unit j: b0_j, W0[0,j], W0[1,j] (, W0[2,j]), W1[j]
+	packed []float64 // per unit j: b0_j, W0[0,j], …, W0[in−1,j], W1[j]
 	h      int
 	b1     float64
 }
@@ -88,16 +88,24 @@ type GradNet struct {
 // NewGradNet prepares w, a network of the trained shape with 2 or 3
 // inputs.
 func NewGradNet(w *Weights) GradNet {
-	h := w.Hidden[0]
-	n := GradNet{h: h, b1: w.B[1][0]}
-	for j := 0; j < h; j++ {
-		n.packed = append(n.packed, w.B[0][j])
-		for i := 0; i < w.Inputs; i++ {
-			n.packed = append(n.packed, w.W[0][i*h+j])
-		}
-		n.packed = append(n.packed, w.W[1][j])
-	}
+	var n GradNet
+	n.pack(w.Inputs, w.Params())
 	return n
+}
+
+// pack lays out the parameters W0, B0, W1, B1 of a network with in inputs
+// and one hidden layer unit by unit, in n's memory.
+func (n *GradNet) pack(in int, params [][]float64) {
+	w0, b0, w1 := params[0], params[1], params[2]
+	h := len(b0)
+	n.packed, n.h, n.b1 = n.packed[:0], h, params[3][0]
+	for j := 0; j < h; j++ {
+		n.packed = append(n.packed, b0[j])
+		for i := 0; i < in; i++ {
+			n.packed = append(n.packed, w0[i*h+j])
+		}
+		n.packed = append(n.packed, w1[j])
+	}
 }
 
 // InputGrad2 sets, for a network of 2 inputs, f[i] to the network at
@@ -105,7 +113,7 @@ func NewGradNet(w *Weights) GradNet {
 // inputs there.
 func (n *GradNet) InputGrad2(f, d0, d1, x0, x1 []float64) {
 	for i := n.grad2SIMD(f, d0, d1, x0, x1); i < len(f); i++ {
-		f[i], d0[i], d1[i] = n.grad2(x0[i], x1[i])
+		f[i], d0[i], d1[i] = n.grad2(x0[i], x1[i], 1)
 	}
 }
 
@@ -114,33 +122,35 @@ func (n *GradNet) InputGrad2(f, d0, d1, x0, x1 []float64) {
 // second input there.
 func (n *GradNet) InputGrad3(f, d1, x0, x1, x2 []float64) {
 	for i := n.grad3SIMD(f, d1, x0, x1, x2); i < len(f); i++ {
-		f[i], d1[i] = n.grad3(x0[i], x1[i], x2[i])
+		f[i], _, d1[i], _ = n.grad3(x0[i], x1[i], x2[i], 1)
 	}
 }
 
-// grad2 is the network of 2 inputs at (x0, x1) with its derivatives.
-func (n *GradNet) grad2(x0, x1 float64) (f, d0, d1 float64) {
+// grad2 returns a network of 2 inputs at (x0, x1) and g times its
+// derivatives there. With g = 1, g·W1[j] is W1[j]: the vector kernel, which
+// multiplies by no g, gives the same bits.
+func (n *GradNet) grad2(x0, x1, g float64) (f, d0, d1 float64) {
 	sum := 0.0
-	for j := 0; j < n.h; j++ {
-		w := n.packed[4*j : 4*j+4]
-		z := w[0] + x0*w[1] + x1*w[2]
-		sum += max(z, 0) * w[3]
-		c := reluGate(z, w[3])
-		d0 += c * w[1]
-		d1 += c * w[2]
+	for p := n.packed; len(p) >= 4; p = p[4:] {
+		z := p[0] + x0*p[1] + x1*p[2]
+		sum += max(z, 0) * p[3] // builtin max: no branch to mispredict
+		c := reluGate(z, g*p[3])
+		d0 += c * p[1]
+		d1 += c * p[2]
 	}
 	return n.b1 + sum, d0, d1
 }
 
-// grad3 is the network of 3 inputs at (x0, x1, x2) with its derivative
-// with respect to x1.
-func (n *GradNet) grad3(x0, x1, x2 float64) (f, d1 float64) {
+// grad3 is grad2 for a network of 3 inputs.
+func (n *GradNet) grad3(x0, x1, x2, g float64) (f, d0, d1, d2 float64) {
 	sum := 0.0
-	for j := 0; j < n.h; j++ {
-		w := n.packed[5*j : 5*j+5]
-		z := w[0] + x0*w[1] + x1*w[2] + x2*w[3]
-		sum += max(z, 0) * w[4]
-		d1 += reluGate(z, w[4]) * w[2]
+	for p := n.packed; len(p) >= 5; p = p[5:] {
+		z := p[0] + x0*p[1] + x1*p[2] + x2*p[3]
+		sum += max(z, 0) * p[4]
+		c := reluGate(z, g*p[4])
+		d0 += c * p[1]
+		d1 += c * p[2]
+		d2 += c * p[3]
 	}
-	return n.b1 + sum, d1
+	return n.b1 + sum, d0, d1, d2
 }

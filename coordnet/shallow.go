@@ -47,10 +47,10 @@ func (k *mlpKernel) shallowRows(x []float64, rows int, g, out, dx []float64) {
 			k.shallowReLUValue3(x, rows, out, b0, w1, b1)
 			return
 		case in == 2:
-			k.shallowReLU2(x, rows, g, out, dx, b0, w1, b1)
+			k.shallowReLU2(x, rows, g, out, dx)
 			return
 		case in == 3:
-			k.shallowReLU3(x, rows, g, out, dx, b0, w1, b1)
+			k.shallowReLU3(x, rows, g, out, dx)
 			return
 		}
 	}
@@ -144,46 +144,25 @@ func (k *mlpKernel) shallowReLUValue3(x []float64, rows int, out, b0, w1 []float
 }
 
 // shallowReLU2 and shallowReLU3 are shallowRows with input gradients for
-// f_Q's and f_D's shapes, 2 and 3 inputs and ReLU, with the inputs in
-// registers and no branch on the units' signs.
-func (k *mlpKernel) shallowReLU2(x []float64, rows int, g, out, dx, b0, w1 []float64, b1 float64) {
-	h := len(b0)
-	wt := k.wt[:2*h]
-	w1 = w1[:h]
-	for r := 0; r < rows; r++ {
-		x0, x1, gr := x[2*r], x[2*r+1], g[r]
-		sum, d0, d1 := 0.0, 0.0, 0.0
-		for j, bj := range b0 {
-			z := bj + x0*wt[2*j] + x1*wt[2*j+1]
-			sum += max(z, 0) * w1[j]
-			c := math.Float64frombits(math.Float64bits(gr*w1[j]) & reluMask(z))
-			d0 += c * wt[2*j]
-			d1 += c * wt[2*j+1]
-		}
+// f_Q's and f_D's shapes, 2 and 3 inputs and ReLU: GradNet's rows, the
+// inputs in registers and no branch on the units' signs.
+func (k *mlpKernel) shallowReLU2(x []float64, rows int, g, out, dx []float64) {
+	k.gn.pack(2, k.params)
+	for r, gr := range g[:rows] {
+		f, d0, d1 := k.gn.grad2(x[2*r], x[2*r+1], gr)
 		if out != nil {
-			out[r] = b1 + sum
+			out[r] = f
 		}
 		dx[2*r], dx[2*r+1] = d0, d1
 	}
 }
 
-func (k *mlpKernel) shallowReLU3(x []float64, rows int, g, out, dx, b0, w1 []float64, b1 float64) {
-	h := len(b0)
-	wt := k.wt[:3*h]
-	w1 = w1[:h]
-	for r := 0; r < rows; r++ {
-		x0, x1, x2, gr := x[3*r], x[3*r+1], x[3*r+2], g[r]
-		sum, d0, d1, d2 := 0.0, 0.0, 0.0, 0.0
-		for j, bj := range b0 {
-			z := bj + x0*wt[3*j] + x1*wt[3*j+1] + x2*wt[3*j+2]
-			sum += max(z, 0) * w1[j]
-			c := math.Float64frombits(math.Float64bits(gr*w1[j]) & reluMask(z))
-			d0 += c * wt[3*j]
-			d1 += c * wt[3*j+1]
-			d2 += c * wt[3*j+2]
-		}
+func (k *mlpKernel) shallowReLU3(x []float64, rows int, g, out, dx []float64) {
+	k.gn.pack(3, k.params)
+	for r, gr := range g[:rows] {
+		f, d0, d1, d2 := k.gn.grad3(x[3*r], x[3*r+1], x[3*r+2], gr)
 		if out != nil {
-			out[r] = b1 + sum
+			out[r] = f
 		}
 		dx[3*r], dx[3*r+1], dx[3*r+2] = d0, d1, d2
 	}
