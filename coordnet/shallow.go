@@ -206,7 +206,6 @@ func reluGate(z, v float64) float64 {
 func (k *mlpKernel) shallowParamGrad(x, g []float64, rows int, dp []float64) {
 	in := k.op.sizes[0]
 	b0, w1, _ := k.shallowParams()
-	h := len(b0)
 	dw0, db0, dw1 := dp[k.off[0]:k.off[1]], dp[k.off[1]:k.off[2]], dp[k.off[2]:k.off[3]]
 	g = g[:rows]
 	for _, gr := range g {
@@ -220,17 +219,11 @@ func (k *mlpKernel) shallowParamGrad(x, g []float64, rows int, dp []float64) {
 		k.shallowReLUParamGrad3(x, g, dw0, db0, dw1, b0, w1)
 		return
 	}
-	k.acc = grow(k.acc, in)
-	acc := k.acc
-	for j, bj := range b0 {
-		wj := k.wt[j*in : (j+1)*in : (j+1)*in]
-		for i := range acc {
-			acc[i] = dw0[i*h+j]
-		}
+	k.eachUnit(dw0, func(j int, wj, acc []float64) {
 		sw, sb, w1j := dw1[j], db0[j], w1[j]
 		for r, gr := range g {
 			xr := x[r*in : (r+1)*in : (r+1)*in]
-			z := bj
+			z := b0[j]
 			for i, v := range xr {
 				z += v * wj[i]
 			}
@@ -241,10 +234,27 @@ func (k *mlpKernel) shallowParamGrad(x, g []float64, rows int, dp []float64) {
 				acc[i] += v * zb
 			}
 		}
+		dw1[j], db0[j] = sw, sb
+	})
+}
+
+// eachUnit calls unit for every hidden unit j of a network with one
+// hidden layer after shallowParams, with wj the unit's weights W0[·,j]
+// (from k.wt) and acc its column of the gradient dw0 of W0, into which
+// unit adds: the general case of the ReLU fast paths that reduce over rows
+// unit by unit.
+func (k *mlpKernel) eachUnit(dw0 []float64, unit func(j int, wj, acc []float64)) {
+	in, h := k.op.sizes[0], k.op.sizes[1]
+	k.acc = grow(k.acc, in)
+	acc := k.acc
+	for j := 0; j < h; j++ {
+		for i := range acc {
+			acc[i] = dw0[i*h+j]
+		}
+		unit(j, k.wt[j*in:(j+1)*in:(j+1)*in], acc)
 		for i, v := range acc {
 			dw0[i*h+j] = v
 		}
-		dw1[j], db0[j] = sw, sb
 	}
 }
 
@@ -365,7 +375,6 @@ func (k *mlpKernel) shallowReLUJVP3(x, hd, out, b0, w1 []float64) {
 func (k *mlpKernel) shallowMixed(x, g, hd []float64, rows int, dp []float64) {
 	in := k.op.sizes[0]
 	b0, w1, _ := k.shallowParams()
-	h := len(b0)
 	dw0, dw1 := dp[k.off[0]:k.off[1]], dp[k.off[2]:k.off[3]]
 	g = g[:rows]
 	switch in {
@@ -376,17 +385,11 @@ func (k *mlpKernel) shallowMixed(x, g, hd []float64, rows int, dp []float64) {
 		k.shallowReLUMixed3(x, g, hd, dw0, dw1, b0, w1)
 		return
 	}
-	k.acc = grow(k.acc, in)
-	acc := k.acc
-	for j, bj := range b0 {
-		wj := k.wt[j*in : (j+1)*in : (j+1)*in]
-		for i := range acc {
-			acc[i] = dw0[i*h+j]
-		}
+	k.eachUnit(dw0, func(j int, wj, acc []float64) {
 		sw, w1j := dw1[j], w1[j]
 		for r, gr := range g {
 			xr, hr := x[r*in:(r+1)*in:(r+1)*in], hd[r*in:(r+1)*in:(r+1)*in]
-			z, zd := bj, 0.0
+			z, zd := b0[j], 0.0
 			for i, v := range xr {
 				z += v * wj[i]
 				zd += hr[i] * wj[i]
@@ -397,11 +400,8 @@ func (k *mlpKernel) shallowMixed(x, g, hd []float64, rows int, dp []float64) {
 				acc[i] += v * zdb
 			}
 		}
-		for i, v := range acc {
-			dw0[i*h+j] = v
-		}
 		dw1[j] = sw
-	}
+	})
 }
 
 // shallowReLUMixed2 and shallowReLUMixed3 are shallowMixed for f_Q's and

@@ -7,15 +7,6 @@ import (
 	"math/rand/v2"
 )
 
-// Activation is the non-linearity of an MLP's hidden layers.
-type Activation string
-
-// Supported activations.
-const (
-	ReLU Activation = "relu"
-	Tanh Activation = "tanh"
-)
-
 // Weights holds a small fully connected network in → hidden… → 1 in plain
 // Go: W[l] is the fan_in × fan_out matrix of layer l (row-major) and B[l] its
 // bias. It is the savable form of a Net and can also be evaluated
@@ -27,6 +18,15 @@ type Weights struct {
 	W          [][]float64 `json:"w"`
 	B          [][]float64 `json:"b"`
 }
+
+// Activation is the non-linearity of the network's hidden layers.
+type Activation string
+
+// Supported activations.
+const (
+	ReLU Activation = "relu"
+	Tanh Activation = "tanh"
+)
 
 // New returns randomly initialised weights with PyTorch's default
 // nn.Linear initialisation: every weight and bias of a layer with fan-in f
