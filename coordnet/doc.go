@@ -9,7 +9,10 @@
 // Gorgonia graph (package graph) as input nodes and applies the network as
 // one fused op, whose derivatives, to second order and with respect to
 // both the rows and the weights, are fused ops too; meta-training
-// differentiates the sampler's step through them.
+// differentiates the sampler's step through them. (A third derivative is
+// an error from graph.Grad, not a wrong value.) ChainNet and GradNet
+// evaluate networks of the trained shape on columns of coordinates, as the
+// sampler's fused steps need them.
 //
 // # Kernels
 //

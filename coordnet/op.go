@@ -54,7 +54,7 @@ func (m *Net) Sync() error {
 
 // Forward applies the network to every row of x, shape (n, in), and returns
 // the (n) vector of outputs, as one fused op whose derivatives of first and
-// second order are fused ops too (see mlpOp).
+// second order are fused ops too.
 func (m *Net) Forward(x *G.Node) (*G.Node, error) {
 	s := x.Shape()
 	if len(s) != 2 || s[1] != m.Weights.Inputs {

@@ -452,3 +452,84 @@ func TestOpHashIsNamespaceAndName(t *testing.T) {
 		}
 	}
 }
+
+// rerunGraph builds the network's value on 1000 rows and its derivatives
+// of first and second order, which apply every kind of op, and returns the
+// graph's inputs and outputs.
+func rerunGraph(t *testing.T, dt tensor.Dtype) (G.Nodes, G.Nodes) {
+	t.Helper()
+	g := G.NewGraph()
+	m, err := NewNet(g, dt, "f", New(3, []int{5}, ReLU, rand.New(rand.NewPCG(3, 4))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := graph.Input(g, dt, "x", 1000, 3)
+	f := G.Must(m.Forward(x))
+	cost := G.Must(G.Sum(G.Must(G.HadamardProd(f, f))))
+	wrt := append(G.Nodes{x}, m.Params()...)
+	grads, err := graph.Grad(cost, wrt...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := graph.Grad(G.Must(G.Sum(G.Must(G.Square(grads[0])))), wrt...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wrt, append(append(G.Nodes{f, cost}, grads...), second...)
+}
+
+// A program run again on new inputs, each op writing into the memory of
+// its last result, gives bit for bit what a freshly compiled program gives
+// on those inputs.
+func TestProgramRerunMatchesFreshProgram(t *testing.T) {
+	for _, dt := range []tensor.Dtype{graph.Float64, graph.Float32} {
+		t.Run(dt.String(), func(t *testing.T) {
+			run := func(p *graph.Program, in, out G.Nodes, seed uint64) [][]float64 {
+				rng := rand.New(rand.NewPCG(seed, 1))
+				for _, n := range in {
+					v := make([]float64, n.Shape().TotalSize())
+					for i := range v {
+						v[i] = rng.NormFloat64()
+					}
+					if err := graph.SetValue(n, v); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := p.Run(); err != nil {
+					t.Fatal(err)
+				}
+				vals := make([][]float64, len(out))
+				for i, n := range out {
+					var err error
+					if vals[i], err = graph.Value(n, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return vals
+			}
+			in, out := rerunGraph(t, dt)
+			p, err := graph.Compile(out...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			for seed := range uint64(3) {
+				got := run(p, in, out, seed)
+				fin, fout := rerunGraph(t, dt)
+				q, err := graph.Compile(fout...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := run(q, fin, fout, seed)
+				q.Close()
+				for i := range want {
+					for j := range want[i] {
+						if math.Float64bits(got[i][j]) != math.Float64bits(want[i][j]) {
+							t.Fatalf("run %d, output %d[%d]: %v, fresh program %v", seed+1, i, j, got[i][j], want[i][j])
+						}
+					}
+				}
+			}
+		})
+	}
+}

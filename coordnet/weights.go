@@ -114,7 +114,8 @@ func (w *Weights) Clone() *Weights {
 	return c
 }
 
-// MarshalJSON and UnmarshalJSON use the field tags; UnmarshalJSON validates.
+// UnmarshalJSON decodes the JSON of the field tags and validates the
+// weights.
 func (w *Weights) UnmarshalJSON(b []byte) error {
 	type plain Weights
 	var p plain
@@ -125,13 +126,11 @@ func (w *Weights) UnmarshalJSON(b []byte) error {
 	return w.Validate()
 }
 
-// ShallowReLU reports whether w is a ReLU network with one hidden layer of
-// more than one unit (in → h → 1) that Eval and InputGrad evaluate row by
-// row without BLAS. They sum each hidden unit's input as
-// ((b0_j + x_0·W0[0,j]) + x_1·W0[1,j]) + … and the output as
-// b1 + (((0 + a_0·W1[0]) + a_1·W1[1]) + …), a_j = max(z_j, 0), so code that
-// evaluates such a network itself in that order gets Eval's values bit for
-// bit.
+// ShallowReLU reports whether w has the trained networks' shape: ReLU, one
+// hidden layer of more than one unit (in → h → 1) and a first layer small
+// enough that Eval and InputGrad evaluate it row by row without BLAS, each
+// hidden unit in registers. ChainNet and GradNet take such networks of 2
+// and 3 inputs.
 func (w *Weights) ShallowReLU() bool {
 	return w.Activation == ReLU && len(w.Hidden) == 1 && w.Hidden[0] > 1 && w.Inputs*w.Hidden[0] <= smallLayer
 }
