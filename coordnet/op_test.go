@@ -264,7 +264,7 @@ func testShallowFastPath(t *testing.T, w *Weights, normals func(int) []float64) 
 // → 1 and f_D: 3 → 10 → 1, ReLU) on 2^20 rows, every kind of fused op,
 // with the row-by-row kernels and with the general blocked one.
 //
-//	go test ./graph -run '^$' -bench ShallowMLP
+//	go test ./coordnet -run '^$' -bench ShallowMLP
 func BenchmarkShallowMLP(b *testing.B) {
 	const n = 1 << 20
 	for _, net := range []struct {

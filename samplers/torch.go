@@ -48,9 +48,10 @@ func (s TorchStates) Names() []string {
 
 // TorchMLP converts the state dict of a PyTorch nn.Sequential of Linear
 // layers with ReLU between them (keys "features.N.weight" and
-// "features.N.bias", weights stored [out, in], y = W·x + b) into MLPWeights
-// (W stored fan_in × fan_out). Other keys, such as the authors' unused
-// "out_func" layer, are ignored. The network must end in one output.
+// "features.N.bias", weights stored [out, in], y = W·x + b) into
+// coordnet.Weights (W stored fan_in × fan_out). Other keys, such as the
+// authors' unused "out_func" layer, are ignored. The network must end in
+// one output.
 func TorchMLP(state map[string]TorchTensor) (*coordnet.Weights, error) {
 	var layers []int
 	for key := range state {
