@@ -30,7 +30,7 @@ run "Sampler steps on the 20-D toy (steps/s; NNSGHMC/SGHMC is the ratio of ns/op
 run "NNSGHMC's update alone on 2^20 coordinates, networks 2/3 → 10 → 1: graph-free exact, finite-difference and Γ-free steps, and the exact step by autodiff of the step graph" \
 	go test ./samplers -run '^$' -bench NNSGHMCUpdate -benchtime 5x
 run "The per-coordinate networks 2 → 10 → 1 (f_Q) and 3 → 10 → 1 (f_D), ReLU, on 2^20 rows, each op kind: row-by-row kernel vs the general blocked one" \
-	go test ./graph -run '^$' -bench ShallowMLP -benchtime 10x
+	go test ./coordnet -run '^$' -bench ShallowMLP -benchtime 10x
 run "One meta-training unroll on the toy (s/unroll, s/step, peak memory)" \
 	go test ./train -run '^$' -bench UnrollToy -benchtime 3x
 run "One meta-training unroll at MLP size: 20 chains × 15,910 coordinates, 99 steps, windows of 15" \

@@ -10,14 +10,12 @@
 // and Constant make constants. Gorgonia's ops are used directly, with this
 // package's in the places where Gorgonia's are wrong or slow: Slice, Concat
 // and Reshape; Copy; Clamp, ClampGate, Neg, Abs and Sqrt; StopGradient;
-// LogSoftmax and InvSqrt; GaussianPrior; and CoordMLP, a per-coordinate
-// network applied to every row of a matrix as one fused op whose
-// derivatives, to second order, are fused ops too. Grad and VJP build
-// gradient and vector-Jacobian-product nodes; Compile turns the nodes
-// wanted into a Program, which Run runs again and again on new input
-// values, writing each op's result into the memory of its last one; Value
-// reads a node's value back. Chunked runs a row-wise computation over
-// millions of rows in blocks of bounded memory, in parallel.
+// LogSoftmax and InvSqrt; and GaussianPrior. Grad and VJP build gradient
+// and vector-Jacobian-product nodes; Compile turns the nodes wanted into a
+// Program, which Run runs again and again on new input values, writing
+// each op's result into the memory of its last one; Value reads a node's
+// value back. Chunked runs a row-wise computation over millions of rows in
+// blocks of bounded memory, in parallel.
 //
 // A graph, and a Program, is not safe for concurrent use; independent
 // graphs may be built and run in parallel goroutines.
@@ -95,7 +93,8 @@
 // where Program.Run allows. Its name must spell every parameter, since
 // Gorgonia merges nodes whose ops hash alike. Package graphtest checks op
 // hashes (CheckOpHashes) and gradients (CheckGradient, by finite
-// differences).
+// differences). Package coordnet's per-coordinate network is an op written
+// so, fused, with its derivatives to second order.
 //
 // # BLAS
 //

@@ -1,9 +1,7 @@
 package graph
 
 import (
-	"encoding/json"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	G "gorgonia.org/gorgonia"
@@ -268,97 +266,6 @@ func TestFreezeStopGradientsHoldsValues(t *testing.T) {
 	}
 	if frozen.Worst > 1e-8 {
 		t.Errorf("frozen FD should agree: %v", frozen)
-	}
-}
-
-func TestCoordMLP(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, act := range []Activation{ReLU, Tanh} {
-		w := NewMLPWeights(3, []int{4, 5}, act, rng)
-		n := 7
-		xin := make([]float64, n*3)
-		for i := range xin {
-			xin[i] = rng.NormFloat64()
-		}
-		want := make([]float64, n)
-		w.Eval(xin, want)
-
-		g := G.NewGraph()
-		m, err := NewCoordMLP(g, Float64, "f", w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		x := Input(g, Float64, "x", n, 3)
-		SetValue(x, xin)
-		y, err := m.Forward(x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cost := G.Must(G.Sum(G.Must(G.Square(y))))
-		wrt := append(G.Nodes{x}, m.Params()...)
-		grads, err := Grad(cost, wrt...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := Compile(append(G.Nodes{y, cost}, grads...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		eval := func() (float64, error) {
-			if err := p.Run(); err != nil {
-				return 0, err
-			}
-			v, err := Value(cost, nil)
-			return v[0], err
-		}
-		eval()
-		got, _ := Value(y, nil)
-		for i := range want {
-			if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
-				t.Errorf("%s row %d: graph %v, plain Go %v", act, i, got[i], want[i])
-			}
-		}
-		var params, an [][]float64
-		for i, n := range wrt {
-			params = append(params, graphtest.Data(n))
-			v, _ := Value(grads[i], nil)
-			an = append(an, v)
-		}
-		res, err := graphtest.CheckGradient(eval, params, an, 1e-6, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Worst > 1e-6 {
-			t.Errorf("%s: %v", act, res)
-		}
-	}
-}
-
-func TestMLPWeightsJSONRoundTripIsBitExact(t *testing.T) {
-	w := NewMLPWeights(2, []int{40, 40}, ReLU, rand.New(rand.NewPCG(3, 4)))
-	b, err := json.Marshal(w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back MLPWeights
-	if err := json.Unmarshal(b, &back); err != nil {
-		t.Fatal(err)
-	}
-	wp, bp := w.Params(), back.Params()
-	for i := range wp {
-		for j := range wp[i] {
-			if math.Float64bits(wp[i][j]) != math.Float64bits(bp[i][j]) {
-				t.Fatalf("param %d[%d]: %v != %v", i, j, wp[i][j], bp[i][j])
-			}
-		}
-	}
-	for _, bad := range []string{
-		`{"inputs":2,"hidden":[3],"activation":"relu","w":[[1,2]],"b":[[1]]}`,
-		`{"inputs":2,"hidden":[1],"activation":"softsign","w":[[1,2],[1]],"b":[[1],[1]]}`,
-	} {
-		if err := json.Unmarshal([]byte(bad), &back); err == nil {
-			t.Errorf("invalid weights accepted: %s", bad)
-		}
 	}
 }
 

@@ -80,17 +80,15 @@ func (op elemOp) apply(x float64) float64 {
 	case kindAbs:
 		return math.Abs(x)
 	case kindSign:
-		return AbsGrad(x)
+		return absGrad(x)
 	case kindSqrt:
 		return math.Sqrt(x)
 	}
 	return x // Copy
 }
 
-// AbsGrad is the derivative that Abs's gradient uses: sign(x), 0 at 0.
-// Code that computes the same derivative without a graph uses it, so that
-// both agree where x is 0.
-func AbsGrad(x float64) float64 {
+// absGrad is the derivative that Abs's gradient uses: sign(x), 0 at 0.
+func absGrad(x float64) float64 {
 	switch {
 	case x > 0:
 		return 1

@@ -8,6 +8,7 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
+	"github.com/metasgmcmc/metasgmcmc/coordnet"
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
@@ -208,7 +209,7 @@ func fdGammaErrors(t *testing.T, eta float64) (float64, float64) {
 	target := standardTarget(t, k)
 	cfg := gammaConfig(GammaFD)
 	cfg.StepSize = eta
-	cfg.Q.Activation, cfg.D.Activation = graph.Tanh, graph.Tanh
+	cfg.Q.Activation, cfg.D.Activation = coordnet.Tanh, coordnet.Tanh
 	s, err := NewNNSGHMC(target, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
@@ -37,8 +36,9 @@ func (t priorTarget) Evaluate(_ *rand.Rand, theta []float64, e *tasks.Eval) erro
 // bit for bit, with finite-difference and with exact Γ. The problem has more
 // coordinates than one span, a span boundary inside a chain's coordinates,
 // a last span of odd length, binding clamps on f_Q and on D_f, and a prior
-// correction. Where the processor has AVX2, the fused step must also give
-// the same states with and without its vector kernels.
+// correction. The fused step evaluates its networks with coordnet's AVX2
+// kernels where the processor has them, and with its Go kernels under the
+// build tag purego: run the test both ways.
 func TestFusedStepsMatchPlain(t *testing.T) {
 	target := priorTarget{d: 1301, k: 7}
 	n := target.d * target.k
@@ -83,18 +83,6 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 			plain, ps, nPlain := run(false)
 			if nFused != c.fused || nPlain != 0 {
 				t.Fatalf("%d fused steps with the fast path on (want %d), %d with it off", nFused, c.fused, nPlain)
-			}
-			if simdAvailable {
-				// the fused step without the vector kernels
-				useSIMD = false
-				scalar, _, _ := run(true)
-				useSIMD = true
-				for i := range scalar.Theta {
-					if scalar.Theta[i] != fused.Theta[i] || scalar.P[i] != fused.P[i] {
-						t.Fatalf("coordinate %d: (θ, p) = (%v, %v) with the vector kernels, (%v, %v) without",
-							i, fused.Theta[i], fused.P[i], scalar.Theta[i], scalar.P[i])
-					}
-				}
 			}
 
 			// the clamps must bind somewhere: at the last momenta, with the
@@ -143,94 +131,5 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestShallowNetRows evaluates the fused step's networks on rows of every
-// length up to 40, for chain counts below, at and above the vector width
-// and first coordinates of every chain, with the vector kernels where the
-// machine has them and without, and requires Eval's values bit for bit.
-func TestShallowNetRows(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 1))
-	for _, inputs := range []int{2, 3} {
-		for _, k := range []int{1, 3, 8, 20} {
-			net := graph.NewMLPWeights(inputs, []int{10}, graph.ReLU, rng)
-			u := make([]float64, k)
-			for c := range u {
-				u[c] = rng.NormFloat64()
-			}
-			s := newShallowNet(net, u)
-			for n := 0; n <= 40; n++ {
-				x, g := make([]float64, n), make([]float64, n)
-				for i := range x {
-					x[i], g[i] = 3*rng.NormFloat64(), 3*rng.NormFloat64()
-				}
-				if inputs == 2 {
-					g = nil
-				}
-				for c0 := 0; c0 < k; c0++ {
-					rowsIn := make([]float64, 0, n*inputs)
-					for i := range x {
-						rowsIn = append(rowsIn, u[(c0+i)%k], x[i])
-						if g != nil {
-							rowsIn = append(rowsIn, g[i])
-						}
-					}
-					want := make([]float64, n)
-					net.Eval(rowsIn, want)
-					for _, simd := range []bool{true, false} {
-						useSIMD = simd && simdAvailable
-						got := make([]float64, n)
-						s.rows(got, x, g, c0)
-						kernels := useSIMD
-						useSIMD = simdAvailable
-						for i := range want {
-							if got[i] != want[i] {
-								t.Fatalf("%d inputs, %d chains, %d rows from chain %d, vector kernels %v: row %d is %v, Eval gives %v",
-									inputs, k, n, c0, kernels, i, got[i], want[i])
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// TestGradNetRows requires the exact step's vector kernels to give the
-// scalar networks' values and derivatives bit for bit, on rows of every
-// length up to 20. Unit 0 has no bias and row 2 zero inputs, so that one
-// pre-activation is exactly 0, where the unit is off.
-func TestGradNetRows(t *testing.T) {
-	if !simdAvailable {
-		t.Skip("no vector kernels on this processor")
-	}
-	rng := rand.New(rand.NewPCG(7, 2))
-	qw := graph.NewMLPWeights(2, []int{10}, graph.ReLU, rng)
-	dw := graph.NewMLPWeights(3, []int{10}, graph.ReLU, rng)
-	qw.B[0][0], dw.B[0][0] = 0, 0
-	q, d := newGradNet(qw), newGradNet(dw)
-	for n := 0; n <= 20; n++ {
-		u, x, g := make([]float64, n), make([]float64, n), make([]float64, n)
-		for i := range u {
-			if i != 2 {
-				u[i], x[i], g[i] = rng.NormFloat64(), 3*rng.NormFloat64(), 3*rng.NormFloat64()
-			}
-		}
-		f, du, dx := make([]float64, n), make([]float64, n), make([]float64, n)
-		q.q2Rows(f, du, dx, u, x)
-		for i := range f {
-			wf, wdu, wdx := q.q2(u[i], x[i])
-			if f[i] != wf || du[i] != wdu || dx[i] != wdx {
-				t.Fatalf("f_Q, %d rows, row %d: (%v, %v, %v), scalar (%v, %v, %v)", n, i, f[i], du[i], dx[i], wf, wdu, wdx)
-			}
-		}
-		d.d3Rows(f, dx, u, x, g)
-		for i := range f {
-			wf, wdx := d.d3(u[i], x[i], g[i])
-			if f[i] != wf || dx[i] != wdx {
-				t.Fatalf("f_D, %d rows, row %d: (%v, %v), scalar (%v, %v)", n, i, f[i], dx[i], wf, wdx)
-			}
-		}
 	}
 }

@@ -1,10 +1,6 @@
 package samplers
 
-import (
-	"math"
-
-	"github.com/metasgmcmc/metasgmcmc/graph"
-)
+import "math"
 
 // This file holds NNSGHMC's step without a graph: exact Γ from the
 // networks' input gradients (GammaExact; it agrees with differentiating the
@@ -89,9 +85,22 @@ func (s *NNSGHMC) evalDPartGrad(u, p, g, out, dp []float64) {
 	cfg.D.InputGrad(s.in, s.onesFor(len(p)), out, s.dx)
 	// ∂(s_D·|f|)/∂p = s_D·sign(f)·m·∂f/∂(m·p)
 	for i, f := range out {
-		dp[i] = cfg.DScale * cfg.MomentumScale * graph.AbsGrad(f) * s.dx[3*i+1]
+		dp[i] = cfg.DScale * cfg.MomentumScale * absGrad(f) * s.dx[3*i+1]
 		out[i] = cfg.DScale * math.Abs(f)
 	}
+}
+
+// absGrad is the derivative of |x| that graph.Abs's gradient uses, sign(x)
+// and 0 at 0, so that the steps without a graph agree with the step graph
+// where f_D is 0.
+func absGrad(x float64) float64 {
+	if x > 0 {
+		return 1
+	}
+	if x < 0 {
+		return -1
+	}
+	return 0
 }
 
 // dInputs sets s.in to f_D's input rows (u, m·p, g).

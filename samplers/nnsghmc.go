@@ -6,7 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/coordnet"
 	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
@@ -74,8 +74,8 @@ type NNSettings struct {
 // NNNets are NNSGHMC's networks, learned by meta-training (package train)
 // or drawn at random (RandomNets).
 type NNNets struct {
-	Q *graph.MLPWeights `json:"f_q"` // f_Q: 2 inputs
-	D *graph.MLPWeights `json:"f_d"` // f_D: 3 inputs
+	Q *coordnet.Weights `json:"f_q"` // f_Q: 2 inputs
+	D *coordnet.Weights `json:"f_d"` // f_D: 3 inputs
 }
 
 // DefaultNNSettings returns the paper's settings for a target without data
@@ -109,8 +109,8 @@ func DefaultNNConfig(stepSize float64, rng *rand.Rand) NNConfig {
 // RandomNets sets n.Q and n.D to randomly initialised ReLU networks with
 // the given hidden widths, drawn from rng.
 func (n *NNNets) RandomNets(qHidden, dHidden []int, rng *rand.Rand) {
-	n.Q = graph.NewMLPWeights(2, qHidden, graph.ReLU, rng)
-	n.D = graph.NewMLPWeights(3, dHidden, graph.ReLU, rng)
+	n.Q = coordnet.New(2, qHidden, coordnet.ReLU, rng)
+	n.D = coordnet.New(3, dHidden, coordnet.ReLU, rng)
 }
 
 // Validate reports the first invalid setting. Besides settings out of

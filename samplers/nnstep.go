@@ -6,6 +6,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/metasgmcmc/metasgmcmc/coordnet"
 	"github.com/metasgmcmc/metasgmcmc/graph"
 )
 
@@ -41,7 +42,7 @@ type StepGraph struct {
 	// and p_{t+1}, and the value of Q_f that D_f's α·Q_f² term sees.
 	PIn, PNextIn, QDIn *G.Node
 
-	QNet, DNet *graph.CoordMLP
+	QNet, DNet *coordnet.Net
 
 	// Intermediate results, each (n).
 	Q, D, GammaP     *G.Node // Q_f, D_f, Γ_p at (θ_t, p_t)
@@ -79,10 +80,10 @@ func BuildStep(cfg NNConfig, n int, dt tensor.Dtype, opts ...StepOptions) (*Step
 	s.Theta, s.P, s.U, s.DU = in("theta"), in("p"), in("u"), in("du")
 	s.GFeat, s.Grad, s.Noise = in("gfeat"), in("grad"), in("noise")
 	var err error
-	if s.QNet, err = graph.NewCoordMLP(g, dt, "fQ", cfg.Q); err != nil {
+	if s.QNet, err = coordnet.NewNet(g, dt, "fQ", cfg.Q); err != nil {
 		return nil, err
 	}
-	if s.DNet, err = graph.NewCoordMLP(g, dt, "fD", cfg.D); err != nil {
+	if s.DNet, err = coordnet.NewNet(g, dt, "fD", cfg.D); err != nil {
 		return nil, err
 	}
 	b := builder{g: g, dt: dt, n: n}

@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/metasgmcmc/metasgmcmc/coordnet"
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
@@ -34,9 +35,9 @@ func standardTarget(t testing.TB, k int) tasks.Target {
 
 // linearNet returns a one-hidden-unit ReLU network f(x) = c·(a·x + b0) + d,
 // linear wherever a·x + b0 > 0 (b0 is large, so everywhere the tests go).
-func linearNet(a []float64, c, d float64) *graph.MLPWeights {
-	return &graph.MLPWeights{
-		Inputs: len(a), Hidden: []int{1}, Activation: graph.ReLU,
+func linearNet(a []float64, c, d float64) *coordnet.Weights {
+	return &coordnet.Weights{
+		Inputs: len(a), Hidden: []int{1}, Activation: coordnet.ReLU,
 		W: [][]float64{append([]float64(nil), a...), {c}},
 		B: [][]float64{{10}, {d}},
 	}

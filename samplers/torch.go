@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/coordnet"
 )
 
 // TorchTensor is one tensor of a PyTorch state dict written as JSON: its
@@ -48,10 +48,11 @@ func (s TorchStates) Names() []string {
 
 // TorchMLP converts the state dict of a PyTorch nn.Sequential of Linear
 // layers with ReLU between them (keys "features.N.weight" and
-// "features.N.bias", weights stored [out, in], y = W·x + b) into MLPWeights
-// (W stored fan_in × fan_out). Other keys, such as the authors' unused
-// "out_func" layer, are ignored. The network must end in one output.
-func TorchMLP(state map[string]TorchTensor) (*graph.MLPWeights, error) {
+// "features.N.bias", weights stored [out, in], y = W·x + b) into
+// coordnet.Weights (W stored fan_in × fan_out). Other keys, such as the
+// authors' unused "out_func" layer, are ignored. The network must end in
+// one output.
+func TorchMLP(state map[string]TorchTensor) (*coordnet.Weights, error) {
 	var layers []int
 	for key := range state {
 		rest, ok := strings.CutPrefix(key, "features.")
@@ -71,7 +72,7 @@ func TorchMLP(state map[string]TorchTensor) (*graph.MLPWeights, error) {
 		return nil, fmt.Errorf("torch state: no features.N.weight layers")
 	}
 	sort.Ints(layers)
-	w := &graph.MLPWeights{Activation: graph.ReLU}
+	w := &coordnet.Weights{Activation: coordnet.ReLU}
 	in := 0
 	for l, n := range layers {
 		key := fmt.Sprintf("features.%d.", n)

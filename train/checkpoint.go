@@ -8,7 +8,7 @@ import (
 	"os"
 	"sort"
 
-	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/coordnet"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
@@ -21,8 +21,8 @@ type Checkpoint struct {
 	Version  int               `json:"version"`
 	Config   Config            `json:"config"`
 	Position Position          `json:"position"`
-	Q        *graph.MLPWeights `json:"f_q"`
-	D        *graph.MLPWeights `json:"f_d"`
+	Q        *coordnet.Weights `json:"f_q"`
+	D        *coordnet.Weights `json:"f_d"`
 	QAdam    *Adam             `json:"q_adam"`
 	DAdam    *Adam             `json:"d_adam"`
 	RNG      []byte            `json:"rng"`
@@ -180,7 +180,7 @@ func (c *Checkpoint) Validate() error {
 	}
 	for _, n := range []struct {
 		name string
-		w    *graph.MLPWeights
+		w    *coordnet.Weights
 	}{{"f_q", c.Q}, {"f_d", c.D}} {
 		if n.w == nil {
 			return fmt.Errorf("%s is missing", n.name)
@@ -210,7 +210,7 @@ func (c *Checkpoint) Validate() error {
 		name string
 		a    *Adam
 		cfg  AdamConfig
-		w    *graph.MLPWeights
+		w    *coordnet.Weights
 	}{{"q_adam", c.QAdam, cfg.QAdam, c.Q}, {"d_adam", c.DAdam, cfg.DAdam, c.D}} {
 		if err := a.a.validate(a.cfg, a.w.Params(), steps); err != nil {
 			return fmt.Errorf("%s%v", a.name, err)
@@ -341,7 +341,7 @@ func (t *Trainer) Restore(c *Checkpoint) error {
 	return t.sync()
 }
 
-func sameShape(a, b *graph.MLPWeights) error {
+func sameShape(a, b *coordnet.Weights) error {
 	if a == nil {
 		return fmt.Errorf("missing")
 	}

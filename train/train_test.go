@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/metasgmcmc/metasgmcmc/coordnet"
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/graph/graphtest"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
@@ -60,8 +61,8 @@ func smoothNets() samplers.NNConfig {
 	cfg := samplers.NNConfig{NNSettings: samplers.NNSettings{StepSize: 0.05, Alpha: 0.2, Beta: 0.3, C: 0.5, ClampQ: 5, DMax: 50, DScale: 1,
 		EnergyScale: 0.5, GradScale: 1, MomentumScale: 1, Gamma: samplers.GammaExact}}
 	rng := rand.New(rand.NewPCG(12, 34))
-	cfg.Q = graph.NewMLPWeights(2, []int{4}, graph.Tanh, rng)
-	cfg.D = graph.NewMLPWeights(3, []int{4}, graph.Tanh, rng)
+	cfg.Q = coordnet.New(2, []int{4}, coordnet.Tanh, rng)
+	cfg.D = coordnet.New(3, []int{4}, coordnet.Tanh, rng)
 	return cfg
 }
 

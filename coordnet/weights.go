@@ -1,16 +1,25 @@
-package graph
+package coordnet
 
 import (
 	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
-// Activation is the non-linearity of an MLP's hidden layers.
+// Weights holds a small fully connected network in → hidden… → 1 in plain
+// Go: W[l] is the fan_in × fan_out matrix of layer l (row-major) and B[l] its
+// bias. It is the savable form of a Net and can also be evaluated
+// without a graph.
+type Weights struct {
+	Inputs     int         `json:"inputs"`
+	Hidden     []int       `json:"hidden"`
+	Activation Activation  `json:"activation"`
+	W          [][]float64 `json:"w"`
+	B          [][]float64 `json:"b"`
+}
+
+// Activation is the non-linearity of the network's hidden layers.
 type Activation string
 
 // Supported activations.
@@ -19,23 +28,11 @@ const (
 	Tanh Activation = "tanh"
 )
 
-// MLPWeights holds a small fully connected network in → hidden… → 1 in plain
-// Go: W[l] is the fan_in × fan_out matrix of layer l (row-major) and B[l] its
-// bias. It is the savable form of a CoordMLP and can also be evaluated
-// without a graph.
-type MLPWeights struct {
-	Inputs     int         `json:"inputs"`
-	Hidden     []int       `json:"hidden"`
-	Activation Activation  `json:"activation"`
-	W          [][]float64 `json:"w"`
-	B          [][]float64 `json:"b"`
-}
-
-// NewMLPWeights returns randomly initialised weights with PyTorch's default
+// New returns randomly initialised weights with PyTorch's default
 // nn.Linear initialisation: every weight and bias of a layer with fan-in f
 // drawn from U(−1/√f, 1/√f).
-func NewMLPWeights(inputs int, hidden []int, act Activation, rng *rand.Rand) *MLPWeights {
-	w := &MLPWeights{Inputs: inputs, Hidden: append([]int(nil), hidden...), Activation: act}
+func New(inputs int, hidden []int, act Activation, rng *rand.Rand) *Weights {
+	w := &Weights{Inputs: inputs, Hidden: append([]int(nil), hidden...), Activation: act}
 	sizes := w.sizes()
 	for l := 0; l+1 < len(sizes); l++ {
 		fin, fout := sizes[l], sizes[l+1]
@@ -55,13 +52,13 @@ func NewMLPWeights(inputs int, hidden []int, act Activation, rng *rand.Rand) *ML
 }
 
 // sizes returns the layer widths in, hidden…, 1.
-func (w *MLPWeights) sizes() []int {
+func (w *Weights) sizes() []int {
 	s := append([]int{w.Inputs}, w.Hidden...)
 	return append(s, 1)
 }
 
 // Validate reports whether the weights have the shapes their sizes imply.
-func (w *MLPWeights) Validate() error {
+func (w *Weights) Validate() error {
 	if w.Inputs < 1 {
 		return fmt.Errorf("mlp: %d inputs", w.Inputs)
 	}
@@ -89,7 +86,7 @@ func (w *MLPWeights) Validate() error {
 }
 
 // NumParams is the number of weights and biases.
-func (w *MLPWeights) NumParams() int {
+func (w *Weights) NumParams() int {
 	n := 0
 	for l := range w.W {
 		n += len(w.W[l]) + len(w.B[l])
@@ -99,7 +96,7 @@ func (w *MLPWeights) NumParams() int {
 
 // Params returns the parameter slices in the order W0, B0, W1, B1, …; they
 // alias the weights.
-func (w *MLPWeights) Params() [][]float64 {
+func (w *Weights) Params() [][]float64 {
 	var ps [][]float64
 	for l := range w.W {
 		ps = append(ps, w.W[l], w.B[l])
@@ -108,8 +105,8 @@ func (w *MLPWeights) Params() [][]float64 {
 }
 
 // Clone returns a deep copy.
-func (w *MLPWeights) Clone() *MLPWeights {
-	c := &MLPWeights{Inputs: w.Inputs, Hidden: append([]int(nil), w.Hidden...), Activation: w.Activation}
+func (w *Weights) Clone() *Weights {
+	c := &Weights{Inputs: w.Inputs, Hidden: append([]int(nil), w.Hidden...), Activation: w.Activation}
 	for l := range w.W {
 		c.W = append(c.W, append([]float64(nil), w.W[l]...))
 		c.B = append(c.B, append([]float64(nil), w.B[l]...))
@@ -117,32 +114,31 @@ func (w *MLPWeights) Clone() *MLPWeights {
 	return c
 }
 
-// MarshalJSON and UnmarshalJSON use the field tags; UnmarshalJSON validates.
-func (w *MLPWeights) UnmarshalJSON(b []byte) error {
-	type plain MLPWeights
+// UnmarshalJSON decodes the JSON of the field tags and validates the
+// weights.
+func (w *Weights) UnmarshalJSON(b []byte) error {
+	type plain Weights
 	var p plain
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
-	*w = MLPWeights(p)
+	*w = Weights(p)
 	return w.Validate()
 }
 
-// ShallowReLU reports whether w is a ReLU network with one hidden layer of
-// more than one unit (in → h → 1) that Eval and InputGrad evaluate row by
-// row without BLAS. They sum each hidden unit's input as
-// ((b0_j + x_0·W0[0,j]) + x_1·W0[1,j]) + … and the output as
-// b1 + (((0 + a_0·W1[0]) + a_1·W1[1]) + …), a_j = max(z_j, 0), so code that
-// evaluates such a network itself in that order gets Eval's values bit for
-// bit.
-func (w *MLPWeights) ShallowReLU() bool {
+// ShallowReLU reports whether w has the trained networks' shape: ReLU, one
+// hidden layer of more than one unit (in → h → 1) and a first layer small
+// enough that Eval and InputGrad evaluate it row by row without BLAS, each
+// hidden unit in registers. ChainNet and GradNet take such networks of 2
+// and 3 inputs.
+func (w *Weights) ShallowReLU() bool {
 	return w.Activation == ReLU && len(w.Hidden) == 1 && w.Hidden[0] > 1 && w.Inputs*w.Hidden[0] <= smallLayer
 }
 
 // Eval computes the network on the n rows of x (n × Inputs, row-major) into
 // out (length n) without a graph, with the fused op's kernel: blocks of rows
 // with BLAS, in parallel.
-func (w *MLPWeights) Eval(x, out []float64) {
+func (w *Weights) Eval(x, out []float64) {
 	n := len(out)
 	if len(x) != n*w.Inputs {
 		panic(fmt.Sprintf("mlp.Eval: %d inputs for %d rows of %d", len(x), n, w.Inputs))
@@ -150,7 +146,7 @@ func (w *MLPWeights) Eval(x, out []float64) {
 	if n == 0 {
 		return
 	}
-	op := mlpOp{kind: mlpValue, sizes: w.sizes(), act: w.Activation}
+	op := spec{kind: mlpValue, sizes: w.sizes(), act: w.Activation}
 	op.compute(append([][]float64{x}, w.Params()...), out, nil)
 }
 
@@ -158,7 +154,7 @@ func (w *MLPWeights) Eval(x, out []float64) {
 // row-major) into dx (n × Inputs), and when out is not nil the outputs
 // f(x_i) into out (length n), in one pass with the kernel of the fused op's
 // derivative. g weights each row: all ones gives the plain input gradient.
-func (w *MLPWeights) InputGrad(x, g, out, dx []float64) {
+func (w *Weights) InputGrad(x, g, out, dx []float64) {
 	n := len(g)
 	if len(x) != n*w.Inputs || len(dx) != n*w.Inputs || (out != nil && len(out) != n) {
 		panic(fmt.Sprintf("mlp.InputGrad: %d inputs, %d gradients and %d outputs for %d rows of %d", len(x), len(dx), len(out), n, w.Inputs))
@@ -166,60 +162,7 @@ func (w *MLPWeights) InputGrad(x, g, out, dx []float64) {
 	if n == 0 {
 		return
 	}
-	op := mlpOp{kind: mlpInputGrad, sizes: w.sizes(), act: w.Activation}
+	op := spec{kind: mlpInputGrad, sizes: w.sizes(), act: w.Activation}
 	data := append([][]float64{x}, w.Params()...)
 	op.compute(append(data, g), dx, out)
-}
-
-// CoordMLP is one MLP with shared weights applied to every row of an
-// (n, in) matrix — the per-coordinate networks f_Q and f_D of NNSGHMC. Its
-// weights are input nodes, so gradients can be taken with respect to them.
-type CoordMLP struct {
-	Weights *MLPWeights
-	W, B    G.Nodes
-}
-
-// NewCoordMLP binds weights into g as input nodes named name.W0, name.B0, ….
-func NewCoordMLP(g *G.ExprGraph, dt tensor.Dtype, name string, w *MLPWeights) (*CoordMLP, error) {
-	if err := w.Validate(); err != nil {
-		return nil, err
-	}
-	m := &CoordMLP{Weights: w}
-	s := w.sizes()
-	for l := 0; l+1 < len(s); l++ {
-		m.W = append(m.W, Input(g, dt, fmt.Sprintf("%s.W%d", name, l), s[l], s[l+1]))
-		m.B = append(m.B, Input(g, dt, fmt.Sprintf("%s.B%d", name, l), 1, s[l+1]))
-	}
-	return m, m.Sync()
-}
-
-// Params returns the weight nodes in the order of MLPWeights.Params.
-func (m *CoordMLP) Params() G.Nodes {
-	var ps G.Nodes
-	for l := range m.W {
-		ps = append(ps, m.W[l], m.B[l])
-	}
-	return ps
-}
-
-// Sync copies the current values of m.Weights into the graph's nodes.
-func (m *CoordMLP) Sync() error {
-	for i, p := range m.Weights.Params() {
-		if err := SetValue(m.Params()[i], p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Forward applies the network to every row of x, shape (n, in), and returns
-// the (n) vector of outputs, as one fused op whose derivatives of first and
-// second order are fused ops too (see mlpOp).
-func (m *CoordMLP) Forward(x *G.Node) (*G.Node, error) {
-	s := x.Shape()
-	if len(s) != 2 || s[1] != m.Weights.Inputs {
-		return nil, fmt.Errorf("CoordMLP.Forward: input shape %v, want (n, %d)", s, m.Weights.Inputs)
-	}
-	op := newMLPOp(mlpValue, m.Weights.sizes(), m.Weights.Activation)
-	return G.ApplyOp(op, append(G.Nodes{x}, m.Params()...)...)
 }

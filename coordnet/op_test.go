@@ -1,6 +1,7 @@
-package graph
+package coordnet
 
 import (
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -9,12 +10,13 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/graph/graphtest"
 )
 
 // primitiveForward is the per-coordinate MLP built from Gorgonia's own
 // primitives: the oracle for the fused ops.
-func primitiveForward(m *CoordMLP, x *G.Node) *G.Node {
+func primitiveForward(m *Net, x *G.Node) *G.Node {
 	h := x
 	for l := range m.W {
 		z := G.Must(G.BroadcastAdd(G.Must(G.Mul(h, m.W[l])), m.B[l], nil, []byte{0}))
@@ -36,40 +38,40 @@ func primitiveForward(m *CoordMLP, x *G.Node) *G.Node {
 // and its gradients w.r.t. X and every weight.
 func mlpCosts(t *testing.T, fused bool, act Activation, hidden []int) (vals [][]float64) {
 	rng := rand.New(rand.NewPCG(8, 9))
-	w := NewMLPWeights(3, hidden, act, rng)
+	w := New(3, hidden, act, rng)
 	const n = 9
 	g := G.NewGraph()
-	m, err := NewCoordMLP(g, Float64, "f", w)
+	m, err := NewNet(g, graph.Float64, "f", w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := Input(g, Float64, "x", n, 3)
+	x := graph.Input(g, graph.Float64, "x", n, 3)
 	xs := make([]float64, n*3)
 	for i := range xs {
 		xs[i] = rng.NormFloat64()
 	}
-	SetValue(x, xs)
+	graph.SetValue(x, xs)
 	var f *G.Node
 	if fused {
 		f = G.Must(m.Forward(x))
 	} else {
 		f = primitiveForward(m, x)
 	}
-	w1 := Constant(g, Float64, "w1", []float64{1, -2, 0.5, 3, 1, 1, -1, 2, 0.3}, n)
+	w1 := graph.Constant(g, graph.Float64, "w1", []float64{1, -2, 0.5, 3, 1, 1, -1, 2, 0.3}, n)
 	// ∂(Σ f²·w1)/∂x: the input gradient with a value-dependent upstream
-	dfxs, err := Grad(G.Must(G.Sum(G.Must(G.HadamardProd(G.Must(G.Square(f)), w1)))), x)
+	dfxs, err := graph.Grad(G.Must(G.Sum(G.Must(G.HadamardProd(G.Must(G.Square(f)), w1)))), x)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dfx := dfxs[0]
-	colw := Constant(g, Float64, "colw", []float64{0.7, -1.1, 0.4}, 1, 3)
+	colw := graph.Constant(g, graph.Float64, "colw", []float64{0.7, -1.1, 0.4}, 1, 3)
 	inner := G.Must(G.BroadcastHadamardProd(dfx, colw, nil, []byte{0}))
 	cost := G.Must(G.Add(G.Must(G.Sum(G.Must(G.HadamardProd(f, w1)))), G.Must(G.Sum(G.Must(G.Square(inner))))))
-	grads, err := Grad(cost, append(G.Nodes{x}, m.Params()...)...)
+	grads, err := graph.Grad(cost, append(G.Nodes{x}, m.Params()...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Compile(append(G.Nodes{f, dfx, cost}, grads...)...)
+	p, err := graph.Compile(append(G.Nodes{f, dfx, cost}, grads...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func mlpCosts(t *testing.T, fused bool, act Activation, hidden []int) (vals [][]
 		t.Fatal(err)
 	}
 	for _, nd := range append(G.Nodes{f, dfx, cost}, grads...) {
-		v, err := Value(nd, nil)
+		v, err := graph.Value(nd, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +92,7 @@ func mlpCosts(t *testing.T, fused bool, act Activation, hidden []int) (vals [][]
 			return 0, err
 		}
 		err := p.Run()
-		v, _ := Value(cost, nil)
+		v, _ := graph.Value(cost, nil)
 		return v[0], err
 	}
 	params := w.Params()
@@ -126,15 +128,15 @@ func TestFusedMLPMatchesPrimitives(t *testing.T) {
 
 func TestFusedMLPThirdDerivativeIsAnError(t *testing.T) {
 	g := G.NewGraph()
-	m, _ := NewCoordMLP(g, Float64, "f", NewMLPWeights(2, []int{3}, Tanh, rand.New(rand.NewPCG(1, 1))))
-	x := Input(g, Float64, "x", 4, 2)
+	m, _ := NewNet(g, graph.Float64, "f", New(2, []int{3}, Tanh, rand.New(rand.NewPCG(1, 1))))
+	x := graph.Input(g, graph.Float64, "x", 4, 2)
 	f := G.Must(m.Forward(x))
-	d1s, err := Grad(G.Must(G.Sum(f)), m.Params()[0]) // mlpParamGrad
+	d1s, err := graph.Grad(G.Must(G.Sum(f)), m.Params()[0]) // mlpParamGrad
 	if err != nil {
 		t.Fatal(err)
 	}
 	d1 := d1s[0]
-	if _, err := Grad(G.Must(G.Sum(G.Must(G.Square(d1)))), m.Params()[0]); err == nil {
+	if _, err := graph.Grad(G.Must(G.Sum(G.Must(G.Square(d1)))), m.Params()[0]); err == nil {
 		t.Error("differentiating a parameter gradient again should be an error")
 	}
 }
@@ -146,7 +148,7 @@ func TestFusedMLPThirdDerivativeIsAnError(t *testing.T) {
 func TestMLPInputGradMatchesFiniteDifferences(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, act := range []Activation{ReLU, Tanh} {
-		w := NewMLPWeights(3, []int{6, 4}, act, rng)
+		w := New(3, []int{6, 4}, act, rng)
 		n := 3*mlpBlock + 17
 		x, g := make([]float64, 3*n), make([]float64, n)
 		for i := range x {
@@ -205,7 +207,7 @@ func TestShallowFastPathIsBitIdentical(t *testing.T) {
 	for _, act := range []Activation{ReLU, Tanh} {
 		for _, in := range []int{2, 3, 4} { // 2 and 3: the specialised ReLU kernels
 			for _, hidden := range []int{10, 1, 200} {
-				w := NewMLPWeights(in, []int{hidden}, act, rng)
+				w := New(in, []int{hidden}, act, rng)
 				testShallowFastPath(t, w, normals)
 			}
 		}
@@ -214,11 +216,11 @@ func TestShallowFastPathIsBitIdentical(t *testing.T) {
 
 // testShallowFastPath compares the fast paths with the general kernel for
 // the network w over a few blocks of rows.
-func testShallowFastPath(t *testing.T, w *MLPWeights, normals func(int) []float64) {
+func testShallowFastPath(t *testing.T, w *Weights, normals func(int) []float64) {
 	in, n := w.Inputs, 2*mlpBlock+31
 	x, g, hdir := normals(in*n), normals(n), normals(in*n)
 	for kind := mlpValue; kind <= mlpMixed; kind++ {
-		op := mlpOp{kind: kind, sizes: w.sizes(), act: w.Activation}
+		op := newMLPOp(kind, w.sizes(), w.Activation)
 		data := append([][]float64{x}, w.Params()...)
 		size := n
 		switch kind {
@@ -262,7 +264,7 @@ func testShallowFastPath(t *testing.T, w *MLPWeights, normals func(int) []float6
 // → 1 and f_D: 3 → 10 → 1, ReLU) on 2^20 rows, every kind of fused op,
 // with the row-by-row kernels and with the general blocked one.
 //
-//	go test ./graph -run '^$' -bench ShallowMLP
+//	go test ./coordnet -run '^$' -bench ShallowMLP
 func BenchmarkShallowMLP(b *testing.B) {
 	const n = 1 << 20
 	for _, net := range []struct {
@@ -271,7 +273,7 @@ func BenchmarkShallowMLP(b *testing.B) {
 	}{{"fQ", 2}, {"fD", 3}} {
 		in := net.in
 		rng := rand.New(rand.NewPCG(1, 1))
-		w := NewMLPWeights(in, []int{10}, ReLU, rng)
+		w := New(in, []int{10}, ReLU, rng)
 		x, g, hdir := make([]float64, in*n), make([]float64, n), make([]float64, in*n)
 		for i := range x {
 			x[i], hdir[i] = rng.NormFloat64(), rng.NormFloat64()
@@ -293,7 +295,7 @@ func BenchmarkShallowMLP(b *testing.B) {
 			{"inputhvp", mlpInputHVP, [][]float64{g, hdir}, in * n},
 			{"mixed", mlpMixed, [][]float64{g, hdir}, w.NumParams()},
 		} {
-			op := mlpOp{kind: c.kind, sizes: w.sizes(), act: w.Activation}
+			op := spec{kind: c.kind, sizes: w.sizes(), act: w.Activation}
 			data := append(append([][]float64{}, params...), c.extra...)
 			out := make([]float64, c.size)
 			var value []float64
@@ -327,7 +329,7 @@ func BenchmarkShallowMLP(b *testing.B) {
 // three, over rows spanning several spans.
 func TestMLPReductionsIndependentOfWorkers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	w := NewMLPWeights(3, []int{5, 4}, Tanh, rng)
+	w := New(3, []int{5, 4}, Tanh, rng)
 	n := 3*mlpSpan + 100
 	x, g, hdir := make([]float64, 3*n), make([]float64, n), make([]float64, 3*n)
 	for i := range x {
@@ -338,7 +340,7 @@ func TestMLPReductionsIndependentOfWorkers(t *testing.T) {
 	}
 	run := func(procs int, kind mlpKind) []float64 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-		op := mlpOp{kind: kind, sizes: w.sizes(), act: w.Activation}
+		op := newMLPOp(kind, w.sizes(), w.Activation)
 		data := append([][]float64{x}, w.Params()...)
 		data = append(data, g)
 		if kind == mlpMixed {
@@ -355,5 +357,179 @@ func TestMLPReductionsIndependentOfWorkers(t *testing.T) {
 				t.Fatalf("%s: parameter %d: %v with one worker, %v with three", mlpKindNames[kind], i, a[i], b[i])
 			}
 		}
+	}
+}
+
+func TestNet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, act := range []Activation{ReLU, Tanh} {
+		w := New(3, []int{4, 5}, act, rng)
+		n := 7
+		xin := make([]float64, n*3)
+		for i := range xin {
+			xin[i] = rng.NormFloat64()
+		}
+		want := make([]float64, n)
+		w.Eval(xin, want)
+
+		g := G.NewGraph()
+		m, err := NewNet(g, graph.Float64, "f", w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := graph.Input(g, graph.Float64, "x", n, 3)
+		graph.SetValue(x, xin)
+		y, err := m.Forward(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cost := G.Must(G.Sum(G.Must(G.Square(y))))
+		wrt := append(G.Nodes{x}, m.Params()...)
+		grads, err := graph.Grad(cost, wrt...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := graph.Compile(append(G.Nodes{y, cost}, grads...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eval := func() (float64, error) {
+			if err := p.Run(); err != nil {
+				return 0, err
+			}
+			v, err := graph.Value(cost, nil)
+			return v[0], err
+		}
+		eval()
+		got, _ := graph.Value(y, nil)
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+				t.Errorf("%s row %d: graph %v, plain Go %v", act, i, got[i], want[i])
+			}
+		}
+		var params, an [][]float64
+		for i, n := range wrt {
+			params = append(params, graphtest.Data(n))
+			v, _ := graph.Value(grads[i], nil)
+			an = append(an, v)
+		}
+		res, err := graphtest.CheckGradient(eval, params, an, 1e-6, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Worst > 1e-6 {
+			t.Errorf("%s: %v", act, res)
+		}
+	}
+}
+
+// Every kind of op, and ops for networks that differ in one size or in
+// the activation, hash apart.
+func TestOpHashesDistinguishParameters(t *testing.T) {
+	err := graphtest.CheckOpHashes(func() []G.Op {
+		var ops []G.Op
+		for kind := mlpValue; kind <= mlpMixed; kind++ {
+			ops = append(ops, newMLPOp(kind, []int{3, 10, 1}, ReLU))
+		}
+		return append(ops, newMLPOp(mlpValue, []int{3, 10, 1}, Tanh), newMLPOp(mlpValue, []int{3, 11, 1}, ReLU),
+			newMLPOp(mlpValue, []int{2, 10, 1}, ReLU), newMLPOp(mlpValue, []int{3, 10, 10, 1}, ReLU))
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}
+
+// The ops hash as they did in package graph, where they were written
+// first: "metasgmcmc." and their name; graphs are therefore built node for
+// node as before.
+func TestOpHashIsNamespaceAndName(t *testing.T) {
+	for kind := mlpValue; kind <= mlpMixed; kind++ {
+		op := newMLPOp(kind, []int{2, 10, 1}, ReLU)
+		h := fnv.New32a()
+		h.Write([]byte("metasgmcmc." + op.String()))
+		if op.Hashcode() != h.Sum32() {
+			t.Errorf("%v hashes %08x, want FNV-1a of %q, %08x", op, op.Hashcode(), "metasgmcmc."+op.String(), h.Sum32())
+		}
+	}
+}
+
+// rerunGraph builds the network's value on 1000 rows and its derivatives
+// of first and second order, which apply every kind of op, and returns the
+// graph's inputs and outputs.
+func rerunGraph(t *testing.T, dt tensor.Dtype) (G.Nodes, G.Nodes) {
+	t.Helper()
+	g := G.NewGraph()
+	m, err := NewNet(g, dt, "f", New(3, []int{5}, ReLU, rand.New(rand.NewPCG(3, 4))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := graph.Input(g, dt, "x", 1000, 3)
+	f := G.Must(m.Forward(x))
+	cost := G.Must(G.Sum(G.Must(G.HadamardProd(f, f))))
+	wrt := append(G.Nodes{x}, m.Params()...)
+	grads, err := graph.Grad(cost, wrt...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := graph.Grad(G.Must(G.Sum(G.Must(G.Square(grads[0])))), wrt...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wrt, append(append(G.Nodes{f, cost}, grads...), second...)
+}
+
+// A program run again on new inputs, each op writing into the memory of
+// its last result, gives bit for bit what a freshly compiled program gives
+// on those inputs.
+func TestProgramRerunMatchesFreshProgram(t *testing.T) {
+	for _, dt := range []tensor.Dtype{graph.Float64, graph.Float32} {
+		t.Run(dt.String(), func(t *testing.T) {
+			run := func(p *graph.Program, in, out G.Nodes, seed uint64) [][]float64 {
+				rng := rand.New(rand.NewPCG(seed, 1))
+				for _, n := range in {
+					v := make([]float64, n.Shape().TotalSize())
+					for i := range v {
+						v[i] = rng.NormFloat64()
+					}
+					if err := graph.SetValue(n, v); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := p.Run(); err != nil {
+					t.Fatal(err)
+				}
+				vals := make([][]float64, len(out))
+				for i, n := range out {
+					var err error
+					if vals[i], err = graph.Value(n, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return vals
+			}
+			in, out := rerunGraph(t, dt)
+			p, err := graph.Compile(out...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			for seed := range uint64(3) {
+				got := run(p, in, out, seed)
+				fin, fout := rerunGraph(t, dt)
+				q, err := graph.Compile(fout...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := run(q, fin, fout, seed)
+				q.Close()
+				for i := range want {
+					for j := range want[i] {
+						if math.Float64bits(got[i][j]) != math.Float64bits(want[i][j]) {
+							t.Fatalf("run %d, output %d[%d]: %v, fresh program %v", seed+1, i, j, got[i][j], want[i][j])
+						}
+					}
+				}
+			}
+		})
 	}
 }
