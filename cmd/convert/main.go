@@ -66,11 +66,8 @@ func run(_ context.Context, args []string) error {
 	fs.StringVar(&stream, "trace", "", "instead, convert the trace stream FILE of sample --trace-every (RUN/trace.bin) to ArviZ InferenceData in netCDF-4 at --out (a build with -tags netcdf)")
 	cli.SetUsage(fs, cli.Help{Name: "convert", Synopsis: "convert --sampler toy|nt|data --out FILE [flags], or convert --trace RUN/trace.bin --out FILE.nc",
 		Description: "turns the authors' pretrained NNSGHMC samplers into this project's trained-sampler file, for sample --meta, or a run's trace into ArviZ's netCDF"})
-	if err := cli.Parse(fs, args); err != nil {
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return cli.Usagef("unexpected arguments %q", fs.Args())
 	}
 	if stream != "" {
 		return convertTrace(fs, stream, out)

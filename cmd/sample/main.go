@@ -46,11 +46,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 )
 
-func main() {
-	ctx, stop := cli.NotifyContext(context.Background())
-	defer stop()
-	cli.Exit("sample", cli.Interrupted(ctx, run(ctx, os.Args[1:])))
-}
+func main() { cli.Main("sample", run) }
 
 // options are the command's flags.
 type options struct {
@@ -91,11 +87,8 @@ func run(ctx context.Context, args []string) error {
 	registerSamplerFlags(fs, &o)
 	cli.SetUsage(fs, cli.Help{Name: "sample", Synopsis: "sample [flags] --out DIR",
 		Description: "runs an SG-MCMC sampler (" + samplerList(func(s *sampler) string { return s.label }) + ") on a task and writes its metrics into --out"})
-	if err := cli.Parse(fs, args); err != nil {
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return cli.Usagef("unexpected arguments %q", fs.Args())
 	}
 	if o.out == "" {
 		return cli.Usagef("--out DIR is required")

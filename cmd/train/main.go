@@ -38,11 +38,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
 
-func main() {
-	ctx, stop := cli.NotifyContext(context.Background())
-	defer stop()
-	cli.Exit("train", cli.Interrupted(ctx, run(ctx, os.Args[1:])))
-}
+func main() { cli.Main("train", run) }
 
 type options struct {
 	task, out, resume, preset string
@@ -76,11 +72,8 @@ func run(ctx context.Context, args []string) (err error) {
 	o.target.RegisterFlags(fs)
 	cli.SetUsage(fs, cli.Help{Name: "train", Synopsis: "train [flags] [--out DIR | --resume DIR]",
 		Description: "meta-trains NNSGHMC's networks on a task and writes the trained sampler (sampler.json) into --out"})
-	if err := cli.Parse(fs, args); err != nil {
+	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return cli.Usagef("unexpected arguments %q", fs.Args())
 	}
 	var resumed *train.Checkpoint
 	if o.resume != "" {

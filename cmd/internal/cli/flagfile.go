@@ -72,6 +72,18 @@ func Parse(fs *pflag.FlagSet, args []string) error {
 	return checkFinite(fs)
 }
 
+// ParseNoArgs is Parse for a command that takes flags alone: an argument
+// left after the flags is a *UsageError.
+func ParseNoArgs(fs *pflag.FlagSet, args []string) error {
+	if err := Parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return Usagef("unexpected arguments %q", fs.Args())
+	}
+	return nil
+}
+
 // flagFiles is the value of --flagfile: every path given, in order.
 type flagFiles struct {
 	paths []string

@@ -299,6 +299,20 @@ func TestParseKeepsArgs(t *testing.T) {
 	}
 }
 
+// ParseNoArgs refuses the arguments that Parse keeps, as a usage error,
+// and accepts flags alone.
+func TestParseNoArgs(t *testing.T) {
+	var ue *UsageError
+	err := ParseNoArgs(newFlags(), []string{"--steps=2", "a", "b"})
+	if !errors.As(err, &ue) || err.Error() != `unexpected arguments ["a" "b"]` {
+		t.Errorf("ParseNoArgs with arguments: %v, want a usage error naming them", err)
+	}
+	fs := newFlags()
+	if err := ParseNoArgs(fs, []string{"--steps=2"}); err != nil || fs.Lookup("steps").Value.String() != "2" {
+		t.Errorf("ParseNoArgs(--steps=2): %v, steps %v", err, fs.Lookup("steps").Value)
+	}
+}
+
 func TestParseFlagLine(t *testing.T) {
 	tests := []struct {
 		line string

@@ -70,6 +70,16 @@ func NotifyContext(parent context.Context) (context.Context, context.CancelFunc)
 	}
 }
 
+// Main is the main function of a command that stops cleanly on a signal: it
+// calls run with the command line's arguments and a context from
+// NotifyContext, and exits by Exit with run's error, as an *InterruptError
+// if a signal cancelled the context (see Interrupted).
+func Main(prog string, run func(context.Context, []string) error) {
+	ctx, stop := NotifyContext(context.Background())
+	defer stop()
+	Exit(prog, Interrupted(ctx, run(ctx, os.Args[1:])))
+}
+
 // Signal returns the signal that cancelled ctx (see NotifyContext), or nil.
 func Signal(ctx context.Context) os.Signal {
 	var se *SignalError
