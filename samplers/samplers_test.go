@@ -83,20 +83,29 @@ func assertClose(t *testing.T, what string, got, want []float64) {
 	}
 }
 
+// oneStep returns the state after one step from θ = theta0 and momenta p0 of
+// the kernel that newKernel makes on the standard target of 2 chains, with
+// the generator seeded by seed.
+func oneStep(t *testing.T, newKernel func(tasks.Target) (Kernel, error), p0 []float64, seed uint64) *State {
+	t.Helper()
+	k, err := newKernel(standardTarget(t, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := k.Init(theta0, p0)
+	if err := k.Step(rand.New(rand.NewPCG(seed, 0)), st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 func TestOneStepMatchesHandComputation(t *testing.T) {
 	const eta, seed = 0.1, 42
 	xi := normals(seed, 4) // the noise the samplers draw, in coordinate order
 	g := gradAt(theta0)
 
 	t.Run("SGLD", func(t *testing.T) {
-		s, err := NewSGLD(standardTarget(t, 2), eta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, _ := s.Init(theta0, nil)
-		if err := s.Step(rand.New(rand.NewPCG(seed, 0)), st); err != nil {
-			t.Fatal(err)
-		}
+		st := oneStep(t, func(tg tasks.Target) (Kernel, error) { return NewSGLD(tg, eta) }, nil, seed)
 		want := make([]float64, 4)
 		for i := range want {
 			want[i] = theta0[i] - eta*g[i] + math.Sqrt(2*eta)*xi[i]
@@ -106,14 +115,7 @@ func TestOneStepMatchesHandComputation(t *testing.T) {
 
 	t.Run("SGHMC", func(t *testing.T) {
 		const c = 2.0
-		s, err := NewSGHMC(standardTarget(t, 2), eta, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, _ := s.Init(theta0, p0)
-		if err := s.Step(rand.New(rand.NewPCG(seed, 0)), st); err != nil {
-			t.Fatal(err)
-		}
+		st := oneStep(t, func(tg tasks.Target) (Kernel, error) { return NewSGHMC(tg, eta, c) }, p0, seed)
 		wantP, wantT := make([]float64, 4), make([]float64, 4)
 		for i := range wantP {
 			wantP[i] = p0[i] - eta*g[i] - eta*c*p0[i] + math.Sqrt(2*eta*c)*xi[i]
@@ -167,14 +169,7 @@ func TestOneStepMatchesHandComputation(t *testing.T) {
 				NNNets: NNNets{Q: linearNet([]float64{0.2, -0.7}, 0.5, -4),
 					D: linearNet([]float64{0.1, 0.3, -0.2}, 0.8, -7.5)},
 			}
-			s, err := NewNNSGHMC(standardTarget(t, 2), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			st, _ := s.Init(theta0, p0)
-			if err := s.Step(rand.New(rand.NewPCG(seed, 0)), st); err != nil {
-				t.Fatal(err)
-			}
+			st := oneStep(t, func(tg tasks.Target) (Kernel, error) { return NewNNSGHMC(tg, cfg) }, p0, seed)
 			wantP, wantT := make([]float64, 4), make([]float64, 4)
 			for i := range wantP {
 				u := energyAt(theta0, i%2) // N = 1, energy scale 1: u = U
