@@ -293,12 +293,7 @@ func (s *NNSGHMC) SetStepSize(eta float64) error {
 
 // Init implements Kernel.
 func (s *NNSGHMC) Init(theta0, p0 []float64) (*State, error) {
-	st, err := s.init(theta0, p0, true)
-	if err != nil {
-		return nil, err
-	}
-	st.Aux = &nnMemory{}
-	return st, nil
+	return s.init(theta0, p0, true, &nnMemory{})
 }
 
 // nnMemory is NNSGHMC's State.Aux: what the finite-difference Γ keeps from

@@ -57,12 +57,7 @@ func NewPSGLD(t tasks.Target, cfg PSGLDConfig) (*PSGLD, error) {
 
 // Init implements Kernel; pSGLD has no momenta and ignores p0.
 func (s *PSGLD) Init(theta0, _ []float64) (*State, error) {
-	st, err := s.init(theta0, nil, false)
-	if err != nil {
-		return nil, err
-	}
-	st.Aux = &psgldMemory{}
-	return st, nil
+	return s.init(theta0, nil, false, &psgldMemory{})
 }
 
 // psgldMemory is pSGLD's State.Aux.

@@ -102,8 +102,9 @@ func newBase(t tasks.Target) (base, error) {
 	return base{target: t, d: d, k: k}, nil
 }
 
-// init validates and copies the initial state.
-func (b base) init(theta0, p0 []float64, momentum bool) (*State, error) {
+// init validates and copies the initial state and gives it aux as the
+// kernel's memory, State.Aux (nil for a kernel without one).
+func (b base) init(theta0, p0 []float64, momentum bool, aux any) (*State, error) {
 	n := b.d * b.k
 	if len(theta0) != n {
 		return nil, fmt.Errorf("samplers: %d initial positions, want %d dimensions × %d chains = %d", len(theta0), b.d, b.k, n)
@@ -121,6 +122,7 @@ func (b base) init(theta0, p0 []float64, momentum bool) (*State, error) {
 	if err := b.check(s); err != nil {
 		return nil, err
 	}
+	s.Aux = aux
 	return s, nil
 }
 

@@ -47,7 +47,7 @@ func SGHMCParams(lr, n, alpha float64) (eta, friction float64) {
 }
 
 // Init implements Kernel.
-func (s *SGHMC) Init(theta0, p0 []float64) (*State, error) { return s.init(theta0, p0, true) }
+func (s *SGHMC) Init(theta0, p0 []float64) (*State, error) { return s.init(theta0, p0, true, nil) }
 
 // Step implements Kernel.
 func (s *SGHMC) Step(rng *rand.Rand, st *State) error {

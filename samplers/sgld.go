@@ -35,7 +35,7 @@ func NewSGLD(t tasks.Target, eta float64) (*SGLD, error) {
 func SGLDStepSize(lr, n float64) float64 { return lr / n }
 
 // Init implements Kernel; SGLD has no momenta and ignores p0.
-func (s *SGLD) Init(theta0, _ []float64) (*State, error) { return s.init(theta0, nil, false) }
+func (s *SGLD) Init(theta0, _ []float64) (*State, error) { return s.init(theta0, nil, false, nil) }
 
 // Step implements Kernel.
 func (s *SGLD) Step(rng *rand.Rand, st *State) error {
