@@ -44,14 +44,7 @@ import (
 // ESS returns an error if there are no chains, the lengths differ or are
 // below 4, any draw is NaN or ±Inf, or all draws are identical (var⁺ = 0).
 func ESS(chains [][]float64) (float64, error) {
-	if err := checkChains(chains, 4); err != nil {
-		return fail("ESS", err)
-	}
-	ess, err := essOf(chains)
-	if err != nil {
-		return fail("ESS", err)
-	}
-	return ess, nil
+	return checked("ESS", chains, essOf)
 }
 
 // essOf is ESS without the checks of the input: chains must be m ≥ 1 chains
@@ -140,14 +133,9 @@ func stanTau(rho []float64) float64 {
 // and an error if there are no chains, the lengths differ or are below 4,
 // any draw is NaN or ±Inf, or all draws are identical.
 func SplitRhat(chains [][]float64) (float64, error) {
-	if err := checkChains(chains, 4); err != nil {
-		return fail("SplitRhat", err)
-	}
-	r, err := rhatOf(splitChains(chains))
-	if err != nil {
-		return fail("SplitRhat", err)
-	}
-	return r, nil
+	return checked("SplitRhat", chains, func(chains [][]float64) (float64, error) {
+		return rhatOf(splitChains(chains))
+	})
 }
 
 // splitChains returns the 2m half-chains of m chains of length n: the first
@@ -197,12 +185,9 @@ func rhatOf(chains [][]float64) (float64, error) {
 // with sd the sample standard deviation of all mn draws pooled and ESS as
 // returned by ESS. It fails where ESS fails.
 func MCSE(chains [][]float64) (float64, error) {
-	if err := checkChains(chains, 4); err != nil {
-		return fail("MCSE", err)
-	}
-	ess, err := essOf(chains)
+	ess, err := checked("MCSE", chains, essOf)
 	if err != nil {
-		return fail("MCSE", err)
+		return ess, err
 	}
 	var total float64
 	var count int
@@ -221,6 +206,20 @@ func MCSE(chains [][]float64) (float64, error) {
 	}
 	sd := math.Sqrt(ss / float64(count-1))
 	return sd / math.Sqrt(ess), nil
+}
+
+// checked is the frame of the diagnostics of one scalar quantity: it
+// validates chains (see checkChains, with n ≥ 4) and returns diagnostic f
+// of them, or NaN and an error that names fn, the exported function.
+func checked(fn string, chains [][]float64, f func([][]float64) (float64, error)) (float64, error) {
+	if err := checkChains(chains, 4); err != nil {
+		return fail(fn, err)
+	}
+	v, err := f(chains)
+	if err != nil {
+		return fail(fn, err)
+	}
+	return v, nil
 }
 
 // checkChains validates m ≥ 1 chains of equal length n ≥ minLen holding only

@@ -54,14 +54,10 @@ import (
 // the folded draws are all identical (every draw is the median ± one
 // value), where the tail R̂ is undefined (posterior returns NA there).
 func RankRhat(chains [][]float64) (float64, error) {
-	if err := checkChains(chains, 4); err != nil {
-		return fail("RankRhat", err)
-	}
-	bulk, tail, err := rankRhats(chains)
-	if err != nil {
-		return fail("RankRhat", err)
-	}
-	return math.Max(bulk, tail), nil
+	return checked("RankRhat", chains, func(chains [][]float64) (float64, error) {
+		bulk, tail, err := rankRhats(chains)
+		return math.Max(bulk, tail), err
+	})
 }
 
 // rankRhats returns the bulk and the tail R̂ of RankRhat for valid chains.
@@ -111,14 +107,9 @@ func rankRhats(chains [][]float64) (bulk, tail float64, err error) {
 // differ or are below 4, any draw is NaN or ±Inf, or all (split) draws
 // are identical.
 func BulkESS(chains [][]float64) (float64, error) {
-	if err := checkChains(chains, 4); err != nil {
-		return fail("BulkESS", err)
-	}
-	ess, err := essOf(normalScores(splitChains(chains)))
-	if err != nil {
-		return fail("BulkESS", err)
-	}
-	return ess, nil
+	return checked("BulkESS", chains, func(chains [][]float64) (float64, error) {
+		return essOf(normalScores(splitChains(chains)))
+	})
 }
 
 // TailESS returns the tail effective sample size of Vehtari et al. (2021)
@@ -139,13 +130,13 @@ func BulkESS(chains [][]float64) (float64, error) {
 // differ or are below 4, any draw is NaN or ±Inf, or an indicator is
 // constant over the split draws, which takes ties: at least about 5% of
 // the draws equal to the largest (posterior returns NA there).
-func TailESS(chains [][]float64) (float64, error) {
-	if err := checkChains(chains, 4); err != nil {
-		return fail("TailESS", err)
-	}
+func TailESS(chains [][]float64) (float64, error) { return checked("TailESS", chains, tailESS) }
+
+// tailESS is TailESS for valid chains.
+func tailESS(chains [][]float64) (float64, error) {
 	sorted := sortedDraws(chains)
 	if sorted[0] == sorted[len(sorted)-1] {
-		return fail("TailESS", errIdentical)
+		return math.NaN(), errIdentical
 	}
 	halves := splitChains(chains)
 	tail := math.Inf(1)
@@ -162,10 +153,10 @@ func TailESS(chains [][]float64) (float64, error) {
 		}
 		ess, err := essOf(ind)
 		if errors.Is(err, errIdentical) {
-			return fail("TailESS", fmt.Errorf("the indicator of the draws ≤ the %g quantile %g is constant (ties), so the tail ESS is undefined", p, q))
+			return math.NaN(), fmt.Errorf("the indicator of the draws ≤ the %g quantile %g is constant (ties), so the tail ESS is undefined", p, q)
 		}
 		if err != nil {
-			return fail("TailESS", err)
+			return math.NaN(), err
 		}
 		tail = math.Min(tail, ess)
 	}
