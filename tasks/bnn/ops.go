@@ -312,23 +312,23 @@ func twoValues(op fmt.Stringer, vals []G.Value) (tensor.Tensor, tensor.Tensor, e
 func typed(op fmt.Stringer, prealloc G.Value, vals []G.Value, a, b tensor.Tensor, shape []int, f64 func(out, a, b []float64), f32 func(out, a, b []float32)) (G.Value, error) {
 	switch ad := a.Data().(type) {
 	case []float64:
-		bd, ok := b.Data().([]float64)
-		if !ok {
-			return nil, fmt.Errorf("%v: mixed dtypes", op)
-		}
-		t, out := graph.Output[float64](prealloc, shape, vals...)
-		f64(out, ad, bd)
-		return t, nil
+		return typedAs(op, prealloc, vals, ad, b, shape, f64)
 	case []float32:
-		bd, ok := b.Data().([]float32)
-		if !ok {
-			return nil, fmt.Errorf("%v: mixed dtypes", op)
-		}
-		t, out := graph.Output[float32](prealloc, shape, vals...)
-		f32(out, ad, bd)
-		return t, nil
+		return typedAs(op, prealloc, vals, ad, b, shape, f32)
 	}
 	return nil, fmt.Errorf("%v: unsupported dtype %v", op, a.Dtype())
+}
+
+// typedAs is typed for a's data ad of element type T: it runs f on ad, b's
+// data, which must be of the same type, and the output.
+func typedAs[T float32 | float64](op fmt.Stringer, prealloc G.Value, vals []G.Value, ad []T, b tensor.Tensor, shape []int, f func(out, a, b []T)) (G.Value, error) {
+	bd, ok := b.Data().([]T)
+	if !ok {
+		return nil, fmt.Errorf("%v: mixed dtypes", op)
+	}
+	t, out := graph.Output[T](prealloc, shape, vals...)
+	f(out, ad, bd)
+	return t, nil
 }
 
 // applyBiasAct returns act(z + b) chain-first; see biasActOp.
