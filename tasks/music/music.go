@@ -180,40 +180,19 @@ func Load(dir, name string) (*Dataset, error) {
 // zeros and ones (double matrices in the published files, whose values MATLAB
 // stores as uint8; any real numeric class is read). The data set is named
 // after the file.
-func LoadMAT(path string) (*Dataset, error) {
-	b, err := readFile(path, MATSource)
-	if err != nil {
-		return nil, err
-	}
-	d, err := FromMAT(b)
-	if err != nil {
-		return nil, fmt.Errorf("music: %s: %w", path, err)
-	}
-	d.Name = baseName(path)
-	return d, nil
-}
+func LoadMAT(path string) (*Dataset, error) { return loadFile(path, MATSource, FromMAT) }
 
 // LoadPickle reads a data set from the Python pickle at path, in the form of
 // the original pickles of Boulanger-Lewandowski et al.: a dict with keys
 // 'train', 'valid' and 'test', each a list of sequences, each sequence a list
 // of frames, each frame a tuple or list of the MIDI note numbers (21 to 108)
 // sounding, as Python or numpy integers. The data set is named after the file.
-func LoadPickle(path string) (*Dataset, error) {
-	b, err := readFile(path, PickleSource)
-	if err != nil {
-		return nil, err
-	}
-	d, err := FromPickle(b)
-	if err != nil {
-		return nil, fmt.Errorf("music: %s: %w", path, err)
-	}
-	d.Name = baseName(path)
-	return d, nil
-}
+func LoadPickle(path string) (*Dataset, error) { return loadFile(path, PickleSource, FromPickle) }
 
-// readFile reads the file at path, reporting a missing file as a
-// *datadir.MissingError that names source.
-func readFile(path, source string) ([]byte, error) {
+// loadFile reads the file at path, reporting a missing file as a
+// *datadir.MissingError that names source, decodes it by decode and names
+// the data set after the file.
+func loadFile(path, source string, decode func([]byte) (*Dataset, error)) (*Dataset, error) {
 	if _, err := datadir.Path(filepath.Dir(path), filepath.Base(path), source); err != nil {
 		return nil, err
 	}
@@ -221,7 +200,12 @@ func readFile(path, source string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("music: %w", err)
 	}
-	return b, nil
+	d, err := decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("music: %s: %w", path, err)
+	}
+	d.Name = baseName(path)
+	return d, nil
 }
 
 func baseName(path string) string {
