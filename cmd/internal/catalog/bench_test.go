@@ -11,6 +11,10 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
+// benchDtypes are the dtypes the benchmarks time, each a sub-benchmark named
+// by the dtype ("float64", "float32").
+var benchDtypes = []graph.Dtype{graph.Float64, graph.Float32}
+
 // BenchmarkMNISTNTStep times one step of SGHMC and of NNSGHMC with
 // finite-difference and exact Γ on mnist-nt (784-40-40-10, 20 chains, batch
 // 500): the energy and its gradient plus the update. NNSGHMC uses random
@@ -21,11 +25,8 @@ import (
 //	(add -tags openblas for OpenBLAS)
 func BenchmarkMNISTNTStep(b *testing.B) {
 	haveData(b, "mnist/train-labels-idx1-ubyte.gz")
-	for _, dt := range []struct {
-		name string
-		dt   graph.Dtype
-	}{{"float64", graph.Float64}, {"float32", graph.Float32}} {
-		task, target := mnistNT(b, dt.dt)
+	for _, dt := range benchDtypes {
+		task, target := mnistNT(b, dt)
 		d := task.Defaults
 		kernels := []struct {
 			name string
@@ -38,7 +39,7 @@ func BenchmarkMNISTNTStep(b *testing.B) {
 			{"nnsghmc-exact", func() (samplers.Kernel, error) { return nn(task, target, samplers.GammaExact) }},
 		}
 		for _, k := range kernels {
-			b.Run(dt.name+"/"+k.name, func(b *testing.B) {
+			b.Run(dt.String()+"/"+k.name, func(b *testing.B) {
 				kern, err := k.make()
 				if err != nil {
 					b.Fatal(err)
@@ -105,12 +106,9 @@ func nn(task *Task, target tasks.Target, gamma samplers.Gamma) (samplers.Kernel,
 //	METASGMCMC_DATA=… go test ./cmd/internal/catalog -run '^$' -bench MNISTNTStepRatio -benchtime 10x
 func BenchmarkMNISTNTStepRatio(b *testing.B) {
 	haveData(b, "mnist/train-labels-idx1-ubyte.gz")
-	for _, dt := range []struct {
-		name string
-		dt   graph.Dtype
-	}{{"float64", graph.Float64}, {"float32", graph.Float32}} {
-		b.Run(dt.name, func(b *testing.B) {
-			task := mnistNTTask(b, dt.dt)
+	for _, dt := range benchDtypes {
+		b.Run(dt.String(), func(b *testing.B) {
+			task := mnistNTTask(b, dt)
 			stepRatio(b, task, func(t tasks.Target) (samplers.Kernel, error) {
 				return nn(task, t, samplers.GammaFD)
 			}, 2, "nnsghmc-fd-ms")
