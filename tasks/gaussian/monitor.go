@@ -128,8 +128,7 @@ func (m *Monitor) Summary() ([]tasks.Metric, error) {
 		return nil, fmt.Errorf("gaussian monitor: %w", err)
 	}
 	ms = append(ms, tasks.Metric{Name: "ess", Value: pooled})
-	essMin, rhatMax := 0.0, 0.0
-	rankMax, bulkMin, tailMin := 0.0, 0.0, 0.0
+	worst := make([]float64, len(coordDiagnostics))
 	col := make([][]float64, m.k)
 	for i := 0; i < d; i++ {
 		for c := range col {
@@ -138,47 +137,39 @@ func (m *Monitor) Summary() ([]tasks.Metric, error) {
 				col[c][t] = m.trace[c][t*d+i]
 			}
 		}
-		ess, err := diag.ESS(col)
-		if err != nil {
-			return nil, fmt.Errorf("gaussian monitor: %w", err)
+		for j, cd := range coordDiagnostics {
+			v, err := cd.f(col)
+			if err != nil {
+				return nil, fmt.Errorf("gaussian monitor: %w", err)
+			}
+			if i == 0 || (cd.largest && v > worst[j]) || (!cd.largest && v < worst[j]) {
+				worst[j] = v
+			}
 		}
-		rhat, err := diag.SplitRhat(col)
-		if err != nil {
-			return nil, fmt.Errorf("gaussian monitor: %w", err)
-		}
-		if i == 0 || ess < essMin {
-			essMin = ess
-		}
-		if rhat > rhatMax {
-			rhatMax = rhat
-		}
-		rank, err := diag.RankRhat(col)
-		if err != nil {
-			return nil, fmt.Errorf("gaussian monitor: %w", err)
-		}
-		bulk, err := diag.BulkESS(col)
-		if err != nil {
-			return nil, fmt.Errorf("gaussian monitor: %w", err)
-		}
-		tail, err := diag.TailESS(col)
-		if err != nil {
-			return nil, fmt.Errorf("gaussian monitor: %w", err)
-		}
-		rankMax = math.Max(rankMax, rank)
-		if i == 0 || bulk < bulkMin {
-			bulkMin = bulk
-		}
-		if i == 0 || tail < tailMin {
-			tailMin = tail
-		}
+	}
+	for j, cd := range coordDiagnostics {
+		ms = append(ms, tasks.Metric{Name: cd.name, Value: worst[j]})
 	}
 	var eig mat.EigenSym
 	if !eig.Factorize(m.g.cov, false) {
 		return nil, fmt.Errorf("gaussian monitor: eigenvalues of the target covariance did not converge")
 	}
 	lambda := eig.Values(nil)
-	return append(ms, tasks.Metric{Name: "ess_min", Value: essMin}, tasks.Metric{Name: "rhat_max", Value: rhatMax},
-		tasks.Metric{Name: "target_lambda_min", Value: lambda[0]}, tasks.Metric{Name: "target_lambda_max", Value: lambda[len(lambda)-1]},
-		tasks.Metric{Name: "rhat_rank_max", Value: rankMax}, tasks.Metric{Name: "ess_bulk_min", Value: bulkMin},
-		tasks.Metric{Name: "ess_tail_min", Value: tailMin}), nil
+	return append(ms, tasks.Metric{Name: "target_lambda_min", Value: lambda[0]},
+		tasks.Metric{Name: "target_lambda_max", Value: lambda[len(lambda)-1]}), nil
+}
+
+// coordDiagnostics are the diagnostics that Summary computes on the chains
+// of each coordinate and reports at their worst over the coordinates: the
+// smallest effective sample size, the largest R̂.
+var coordDiagnostics = []struct {
+	name    string
+	f       func(chains [][]float64) (float64, error)
+	largest bool // the worst value is the largest, not the smallest
+}{
+	{"ess_min", diag.ESS, false},
+	{"rhat_max", diag.SplitRhat, true},
+	{"rhat_rank_max", diag.RankRhat, true},
+	{"ess_bulk_min", diag.BulkESS, false},
+	{"ess_tail_min", diag.TailESS, false},
 }
