@@ -7,14 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 	"github.com/metasgmcmc/metasgmcmc/samplers/trace"
@@ -248,36 +245,6 @@ func TestRepeatedFlagFiles(t *testing.T) {
 	}
 }
 
-// started is a command running in the background.
-type started struct {
-	cmd    *exec.Cmd
-	stderr *bytes.Buffer
-}
-
-// start starts the command with args in the background.
-func start(t *testing.T, args ...string) *started {
-	t.Helper()
-	cmd := clitest.Cmd(args...)
-	s := &started{cmd: cmd, stderr: new(bytes.Buffer)}
-	cmd.Stderr = s.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return s
-}
-
-// waitFor waits until path exists.
-func waitFor(t *testing.T, path string) {
-	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-	}
-	t.Fatalf("%s did not appear", path)
-}
-
 // long is a run that takes minutes: tests stop it.
 var long = []string{"-task", "gaussian20", "-sampler", "sgld", "-chains", "4", "-steps", "2000000", "-eval-every", "100"}
 
@@ -287,39 +254,30 @@ var long = []string{"-task", "gaussian20", "-sampler", "sgld", "-chains", "4", "
 // directory and the first run's PID; the log (stderr is not a terminal)
 // reports progress and where the outputs are.
 func TestSignalsStopWithASummary(t *testing.T) {
-	for _, tc := range []struct {
-		sig  syscall.Signal
-		name string
-		code int
-	}{{syscall.SIGINT, "SIGINT", 130}, {syscall.SIGTERM, "SIGTERM", 143}} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, sig := range clitest.StopSignals {
+		t.Run(sig.Name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			first := start(t, append(long, "-out", out)...)
-			waitFor(t, filepath.Join(out, "metrics.csv"))
+			first := clitest.Start(t, append(long, "-out", out)...)
+			clitest.WaitFor(t, filepath.Join(out, "metrics.csv"))
 
 			code, stderr := clitest.Command(t, append(small, "-out", out)...)
-			want := fmt.Sprintf("sample: error: %s is in use by another run (PID %d on ", out, first.cmd.Process.Pid)
+			want := fmt.Sprintf("sample: error: %s is in use by another run (PID %d on ", out, first.Cmd.Process.Pid)
 			if code != 1 || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
 				t.Errorf("second run: status %d, stderr %q; want 1 and %q...", code, stderr, want)
 			}
 
-			first.cmd.Process.Signal(tc.sig)
-			err := first.cmd.Wait()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != tc.code {
-				t.Fatalf("stopped by %s: %v; want status %d", tc.name, err, tc.code)
-			}
-			lines := strings.Split(strings.TrimSpace(first.stderr.String()), "\n")
+			first.Stop(t, sig)
+			lines := strings.Split(strings.TrimSpace(first.Stderr.String()), "\n")
 			last := lines[len(lines)-1]
-			if !regexp.MustCompile(`^sample: interrupted by ` + tc.name + ` after [0-9]+ steps \(outputs so far written to ` + regexp.QuoteMeta(out) + `\)$`).MatchString(last) {
+			if !regexp.MustCompile(`^sample: interrupted by ` + sig.Name + ` after [0-9]+ steps \(outputs so far written to ` + regexp.QuoteMeta(out) + `\)$`).MatchString(last) {
 				t.Errorf("last line of stderr: %q", last)
 			}
 			if len(lines) < 2 || !regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d SGLD: 100/2000000 \(0%\), .* elapsed, ETA .*: kl=`).MatchString(lines[0]) {
-				t.Errorf("no progress line in the log:\n%s", first.stderr)
+				t.Errorf("no progress line in the log:\n%s", first.Stderr)
 			}
 			var sum map[string]any
 			b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
-			if err := json.Unmarshal(b, &sum); err != nil || sum["error"] != "interrupted by "+tc.name {
+			if err := json.Unmarshal(b, &sum); err != nil || sum["error"] != "interrupted by "+sig.Name {
 				t.Errorf("summary.json: error %q (%v)", sum["error"], err)
 			}
 			if _, err := os.Stat(filepath.Join(out, ".lock")); !errors.Is(err, os.ErrNotExist) {

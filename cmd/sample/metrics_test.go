@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 )
 
 // readMetrics parses metrics.csv, retrying for a moment a read that raced
@@ -38,9 +40,9 @@ func readMetrics(t *testing.T, path string) [][]string {
 // signal leaves it with one complete row per evaluation the run reached.
 func TestMetricsGrowARowAtEachEvaluation(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	first := start(t, append(long, "-quiet", "-out", out)...)
+	first := clitest.Start(t, append(long, "-quiet", "-out", out)...)
 	path := filepath.Join(out, "metrics.csv")
-	waitFor(t, path)
+	clitest.WaitFor(t, path)
 	check := func(records [][]string) {
 		t.Helper()
 		if len(records) == 0 || len(records[0]) != 3 || records[0][0] != "step" || records[0][1] != "seconds" {
@@ -64,8 +66,8 @@ func TestMetricsGrowARowAtEachEvaluation(t *testing.T) {
 	if seen < 5 {
 		t.Fatalf("metrics.csv has %d rows after a minute", seen)
 	}
-	first.cmd.Process.Signal(syscall.SIGINT)
-	first.cmd.Wait()
+	first.Cmd.Process.Signal(syscall.SIGINT)
+	first.Cmd.Wait()
 	records := readMetrics(t, path)
 	check(records)
 	var sum struct{ Steps int }

@@ -151,10 +151,10 @@ func TestTraceOfStoppedRuns(t *testing.T) {
 	}
 
 	out = filepath.Join(t.TempDir(), "out")
-	first := start(t, append(long, "-trace-every", "50", "-out", out)...)
-	waitFor(t, filepath.Join(out, "metrics.csv"))
-	first.cmd.Process.Signal(syscall.SIGINT)
-	first.cmd.Wait()
+	first := clitest.Start(t, append(long, "-trace-every", "50", "-out", out)...)
+	clitest.WaitFor(t, filepath.Join(out, "metrics.csv"))
+	first.Cmd.Process.Signal(syscall.SIGINT)
+	first.Cmd.Wait()
 	_, ds := readTrace(t, out)
 	var sum map[string]any
 	s, _ := os.ReadFile(filepath.Join(out, "summary.json"))

@@ -8,15 +8,12 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
@@ -487,44 +484,23 @@ func TestUsageErrorsLeaveNoOutDir(t *testing.T) {
 // the same directory is refused with a line naming it and the first
 // process's PID.
 func TestSignalsWriteACheckpoint(t *testing.T) {
-	for _, tc := range []struct {
-		sig  syscall.Signal
-		name string
-		code int
-	}{{syscall.SIGINT, "SIGINT", 130}, {syscall.SIGTERM, "SIGTERM", 143}} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, sig := range clitest.StopSignals {
+		t.Run(sig.Name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			cmd := clitest.Cmd(append(small, "-epochs", "100000", "-out", out)...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { cmd.Process.Kill(); cmd.Wait() }()
+			first := clitest.Start(t, append(small, "-epochs", "100000", "-out", out)...)
 			checkpoint := filepath.Join(out, "checkpoint.json")
-			for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-				if _, err := os.Stat(checkpoint); err == nil {
-					break
-				} else if time.Now().After(deadline) {
-					t.Fatal("no checkpoint after a minute")
-				}
-			}
+			clitest.WaitFor(t, checkpoint)
 
 			code, second := clitest.Command(t, append(small, "-epochs", "1", "-resume", out)...)
-			want := fmt.Sprintf("train: error: %s is in use by another run (PID %d on ", out, cmd.Process.Pid)
+			want := fmt.Sprintf("train: error: %s is in use by another run (PID %d on ", out, first.Cmd.Process.Pid)
 			if code != 1 || !strings.HasPrefix(second, want) || strings.Count(second, "\n") != 1 {
 				t.Errorf("second process: status %d, stderr %q; want 1 and %q...", code, second, want)
 			}
 
-			cmd.Process.Signal(tc.sig)
-			err := cmd.Wait()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != tc.code {
-				t.Fatalf("stopped by %s: %v; want status %d", tc.name, err, tc.code)
-			}
-			want = fmt.Sprintf("train: %s: training interrupted: checkpoint written to %s; continue with --resume %s\n", tc.name, checkpoint, out)
-			if stderr.String() != want {
-				t.Errorf("stderr %q, want %q", stderr.String(), want)
+			first.Stop(t, sig)
+			want = fmt.Sprintf("train: %s: training interrupted: checkpoint written to %s; continue with --resume %s\n", sig.Name, checkpoint, out)
+			if first.Stderr.String() != want {
+				t.Errorf("stderr %q, want %q", first.Stderr.String(), want)
 			}
 			if _, err := train.ReadCheckpoint(checkpoint); err != nil {
 				t.Error(err)

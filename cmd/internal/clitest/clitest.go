@@ -8,7 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -80,4 +82,59 @@ func Command(t *testing.T, args ...string) (int, string) {
 		t.Fatal(err)
 	}
 	return 0, stderr.String()
+}
+
+// Started is the command running in the background (see Start).
+type Started struct {
+	Cmd    *exec.Cmd
+	Stderr *bytes.Buffer // what the command writes to standard error
+}
+
+// Start starts the command with args in the background (see Main); the
+// test's cleanup kills it if it is still running.
+func Start(t *testing.T, args ...string) *Started {
+	t.Helper()
+	cmd := Cmd(args...)
+	s := &Started{Cmd: cmd, Stderr: new(bytes.Buffer)}
+	cmd.Stderr = s.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return s
+}
+
+// WaitFor waits until path exists, as a command started by Start writes
+// it, and fails the test if it does not appear within a minute.
+func WaitFor(t *testing.T, path string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s did not appear", path)
+}
+
+// StopSignal is a signal that stops a command cleanly (see
+// cli.NotifyContext) and the exit status it gives.
+type StopSignal struct {
+	Sig  syscall.Signal
+	Name string // as the command names it: "SIGINT"
+	Code int
+}
+
+// StopSignals are SIGINT and SIGTERM, for a test of each.
+var StopSignals = []StopSignal{{syscall.SIGINT, "SIGINT", 130}, {syscall.SIGTERM, "SIGTERM", 143}}
+
+// Stop sends sig to the command and waits for it to exit; it fails the test
+// unless the command exits with sig's status.
+func (s *Started) Stop(t *testing.T, sig StopSignal) {
+	t.Helper()
+	s.Cmd.Process.Signal(sig.Sig)
+	err := s.Cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != sig.Code {
+		t.Fatalf("stopped by %s: %v; want status %d", sig.Name, err, sig.Code)
+	}
 }
