@@ -107,15 +107,7 @@ func BenchmarkEnergyRatio(b *testing.B) {
 // start θ and the evaluation to fill.
 func benchGraph(b *testing.B, dt graph.Dtype) (*Matrix, *tasks.Evaluator, *rand.Rand, []float64, *tasks.Eval) {
 	data := synthetic(b, benchN, 784, 10, 1)
-	e, err := New(benchNet, data, benchBatch)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ev, err := tasks.Compile(e, benchK, dt)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ev.Close() })
+	ev := compiled(b, benchNet, data, benchBatch, benchK, dt)
 	rng := rand.New(rand.NewPCG(1, 1))
 	return data, ev, rng, benchNet.Init(rng, benchK, 0.05), tasks.NewEval(benchNet.Dim(), benchK)
 }

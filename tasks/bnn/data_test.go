@@ -74,15 +74,7 @@ func TestMNISTAdapter(t *testing.T) {
 func TestOneChain(t *testing.T) {
 	net := MLP{Sizes: []int{7, 5, 4, 3}, Activation: Sigmoid}
 	data := synthetic(t, 10, 7, 3, 2)
-	e, err := New(net, data, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := tasks.Compile(e, 1, graph.Float64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ev.Close()
+	ev := compiled(t, net, data, 4, 1, graph.Float64)
 	theta := net.Init(rand.New(rand.NewPCG(1, 1)), 1, 0.5)
 	got := tasks.NewEval(net.Dim(), 1)
 	if err := ev.Evaluate(rand.New(rand.NewPCG(3, 3)), theta, got); err != nil {

@@ -33,6 +33,22 @@ func synthetic(t testing.TB, n, in, c int, seed uint64) *Matrix {
 	return d
 }
 
+// compiled returns the energy of net on data, with minibatches of batch
+// examples, compiled for k chains in dt; the test's cleanup closes it.
+func compiled(t testing.TB, net MLP, data Dataset, batch, k int, dt graph.Dtype) *tasks.Evaluator {
+	t.Helper()
+	e, err := New(net, data, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := tasks.Compile(e, k, dt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ev.Close() })
+	return ev
+}
+
 // maxRelDiff returns max_i |a_i − b_i| / max(max_i |b_i|, tiny).
 func maxRelDiff(a, b []float64) float64 {
 	if len(a) != len(b) {
@@ -142,15 +158,7 @@ func TestEnergyMatchesOracle(t *testing.T) {
 					tol = tc.tol3
 				}
 				data := synthetic(t, tc.n, tc.net.Inputs(), tc.net.Classes(), tc.dataSeed)
-				e, err := New(tc.net, data, tc.batch)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ev, err := tasks.Compile(e, k, dt)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer ev.Close()
+				ev := compiled(t, tc.net, data, tc.batch, k, dt)
 				if ev.Dim() != tc.net.Dim() || ev.DataSize() != float64(tc.n) {
 					t.Errorf("Dim %d, DataSize %v; want %d, %d", ev.Dim(), ev.DataSize(), tc.net.Dim(), tc.n)
 				}
@@ -209,15 +217,7 @@ func TestEnergyMatchesOracle(t *testing.T) {
 func TestEnergyRepeatable(t *testing.T) {
 	net := MLP{Sizes: []int{13, 6, 5, 4}, Activation: ReLU}
 	data := synthetic(t, 14, 13, 4, 11)
-	e, err := New(net, data, 14) // full batch: every evaluation sees the same examples
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := tasks.Compile(e, 2, graph.Float64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ev.Close()
+	ev := compiled(t, net, data, 14, 2, graph.Float64) // full batch: every evaluation sees the same examples
 	theta := net.Init(rand.New(rand.NewPCG(1, 2)), 2, 0.5)
 	var first *tasks.Eval
 	for i := 0; i < 3; i++ {
@@ -249,15 +249,7 @@ func TestGradientFiniteDifferences(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := synthetic(t, 6, 5, 3, 21)
-			e, err := New(tc.net, data, 6) // full batch: U is a deterministic function of θ
-			if err != nil {
-				t.Fatal(err)
-			}
-			ev, err := tasks.Compile(e, k, graph.Float64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ev.Close()
+			ev := compiled(t, tc.net, data, 6, k, graph.Float64) // full batch: U is a deterministic function of θ
 			theta := tc.net.Init(rand.New(rand.NewPCG(3, 3)), k, 0.7)
 			eval := tasks.NewEval(tc.net.Dim(), k)
 			f := func() (float64, error) {
