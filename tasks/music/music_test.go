@@ -79,6 +79,27 @@ func skipIfMissing(t *testing.T, err error) {
 
 // TestTable2 checks the split sizes and mean sequence lengths of the paper's
 // Table 2 (train/test), and the validation sizes of the standard splits.
+// checkBadFile checks that decode refuses file with an error that mentions
+// each of want, and that load, given file as a file called name, names the
+// file in its error.
+func checkBadFile(t *testing.T, file []byte, want []string, name string, decode func([]byte) (*Dataset, error), load func(string) (*Dataset, error)) {
+	t.Helper()
+	_, err := decode(file)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %q", err, w)
+		}
+	}
+	path := filepath.Join(t.TempDir(), name)
+	os.WriteFile(path, file, 0o644)
+	if _, err := load(path); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("loading %s: error %v does not name the file", name, err)
+	}
+}
+
 func TestTable2(t *testing.T) {
 	for _, c := range []struct {
 		name                   string
