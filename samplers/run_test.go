@@ -172,18 +172,9 @@ func TestRunStopsWhereItShould(t *testing.T) {
 }
 
 // TestRunMatchesStepping: Run gives bit for bit the chains of calling Step
-// in a loop, for every sampler, with a nil hook.
+// in a loop, for every sampler (stateKernels), with a nil hook.
 func TestRunMatchesStepping(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		make func(tasks.Target) (Kernel, error)
-	}{
-		{"SGLD", func(t tasks.Target) (Kernel, error) { return NewSGLD(t, 0.05) }},
-		{"SGHMC", func(t tasks.Target) (Kernel, error) { return NewSGHMC(t, 0.1, 1) }},
-		{"pSGLD", func(t tasks.Target) (Kernel, error) { return NewPSGLD(t, DefaultPSGLD(0.05)) }},
-		{"NNSGHMC exact", nnKernel(GammaExact)},
-		{"NNSGHMC FD", nnKernel(GammaFD)},
-	} {
+	for _, tc := range stateKernels {
 		t.Run(tc.name, func(t *testing.T) {
 			var states [2]*State
 			for i := range states {
