@@ -50,6 +50,18 @@ func values(t *testing.T, n *G.Node) []float64 {
 	return v
 }
 
+// runScalar returns the function that graphtest.CheckGradient evaluates:
+// it runs p and returns the value of the scalar node y.
+func runScalar(p *Program, y *G.Node) func() (float64, error) {
+	return func() (float64, error) {
+		if err := p.Run(); err != nil {
+			return 0, err
+		}
+		v, err := Value(y, nil)
+		return v[0], err
+	}
+}
+
 func close(a, b []float64, tol float64) bool {
 	if len(a) != len(b) {
 		return false
@@ -157,13 +169,7 @@ func TestBugLongRecurrenceGradients(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eval := func() (float64, error) {
-			if err := p.Run(); err != nil {
-				return 0, err
-			}
-			v, err := Value(loss, nil)
-			return v[0], err
-		}
+		eval := runScalar(p, loss)
 		eval()
 		res, err := graphtest.CheckGradient(eval, [][]float64{graphtest.Data(W), graphtest.Data(U)}, [][]float64{values(t, grads[0]), values(t, grads[1])}, 1e-6, 0)
 		if err != nil {
@@ -456,11 +462,7 @@ func TestSeveralWRTNodesAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eval := func() (float64, error) {
-		err := p.Run()
-		v, _ := Value(cost, nil)
-		return v[0], err
-	}
+	eval := runScalar(p, cost)
 	eval()
 	var ps, a1, a2 [][]float64
 	for i := range params {

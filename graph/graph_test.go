@@ -63,13 +63,7 @@ func checkFirstAndSecond(t *testing.T, name string, f scalarFn, shape []int, x0 
 		cost, grad *G.Node
 		order      string
 	}{{cost, d1[0], "first"}, {cost2, d2[0], "second"}} {
-		eval := func() (float64, error) {
-			if err := p.Run(); err != nil {
-				return 0, err
-			}
-			v, err := Value(c.cost, nil)
-			return v[0], err
-		}
+		eval := runScalar(p, c.cost)
 		if _, err := eval(); err != nil {
 			t.Fatal(err)
 		}
@@ -249,11 +243,7 @@ func TestFreezeStopGradientsHoldsValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := func() (float64, error) {
-		err := p.Run()
-		v, _ := Value(y, nil)
-		return v[0], err
-	}
+	f := runScalar(p, y)
 	f()
 	an, _ := Value(d[0], nil)
 	free, _ := graphtest.CheckGradient(f, [][]float64{graphtest.Data(x)}, [][]float64{an}, 1e-6, 0)
