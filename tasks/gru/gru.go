@@ -27,9 +27,10 @@
 // ops of this package where the per-step work sets the speed: a
 // chain-batched matrix product done as one Dgemv per chain (gonum's Dgemm is
 // 2–3× slower on one-row products), a step's gate pre-activation in one op,
-// and σ and tanh whose derivatives are single ops. The backward pass replays
-// the gate pre-activations kept from the forward pass rather than
-// recomputing the recurrent products (Config.ActivationMemory).
+// σ and tanh whose derivatives are single ops, and the state update in one
+// op. The backward pass replays the gate activations kept from the forward
+// pass rather than recomputing the recurrent products and activations
+// (Config.ActivationMemory).
 package gru
 
 import (

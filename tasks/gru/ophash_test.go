@@ -16,10 +16,10 @@ func TestOpHashesDistinguishParameters(t *testing.T) {
 		ops := []G.Op{
 			newChainMatOp(false), newChainMatOp(true),
 			newActOp(actSigmoid), newActOp(actTanh), newActOp(actSigmoidGrad), newActOp(actTanhGrad),
-			newBernoulliOp(false), newBernoulliOp(true),
+			newActOp(actBlend), newBernoulliOp(false), newBernoulliOp(true),
 		}
 		for _, tb := range [][2]int{{0, 1}, {1, 1}, {256, 1}, {257, 1}, {1, 2}} {
-			ops = append(ops, newGateOp(tb[0], tb[1]), newReplayOp(tb[0], tb[1]))
+			ops = append(ops, newGateOp(tb[0], tb[1]), newReplayOp(actSigmoid, tb[0], tb[1]), newReplayOp(actTanh, tb[0], tb[1]))
 		}
 		return ops
 	})

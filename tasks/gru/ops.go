@@ -224,7 +224,10 @@ func chainMatMul(a, b *G.Node, trans bool) (*G.Node, error) {
 // more ops and an exp per element) and G.Tanh as (1 − y⊙y)⊙g (three ops);
 // in this GRU, whose per-step tensors are small, the number of ops per
 // step sets the speed. The derivatives of the fused derivatives are built
-// from Gorgonia's primitives.
+// from Gorgonia's primitives. The kind actBlend is the GRU's state update
+// h + z⊙(ĥ − h) = (1−z)⊙h + z⊙ĥ of (z, ĥ, h), one op instead of four, whose
+// derivatives dz = g⊙(ĥ − h), dĥ = g⊙z and dh = g − g⊙z are Gorgonia's
+// primitives.
 type actOp struct {
 	graph.OpBase
 	kind actKind
@@ -232,8 +235,11 @@ type actOp struct {
 
 func newActOp(kind actKind) actOp {
 	arity := 2
-	if kind == actSigmoid || kind == actTanh {
+	switch kind {
+	case actSigmoid, actTanh:
 		arity = 1
+	case actBlend:
+		arity = 3
 	}
 	return actOp{OpBase: graph.NewOpBase(opNamespace, actNames[kind], arity), kind: kind}
 }
@@ -245,16 +251,17 @@ const (
 	actTanh                       // tanh(x)
 	actSigmoidGrad                // (y, g) ↦ g⊙y⊙(1−y), the derivative of σ by its output y
 	actTanhGrad                   // (y, g) ↦ g⊙(1−y²), the derivative of tanh by its output y
+	actBlend                      // (z, ĥ, h) ↦ h + z⊙(ĥ − h)
 )
 
-var actNames = [...]string{"Sigmoid", "Tanh", "SigmoidGrad", "TanhGrad"}
+var actNames = [...]string{"Sigmoid", "Tanh", "SigmoidGrad", "TanhGrad", "Blend"}
 
 func (op actOp) Type() hm.Type {
-	a := hm.TypeVariable('a')
-	if op.Arity() == 1 {
-		return hm.NewFnType(a, a)
+	ts := make([]hm.Type, op.Arity()+1)
+	for i := range ts {
+		ts[i] = hm.TypeVariable('a')
 	}
-	return hm.NewFnType(a, a, a)
+	return hm.NewFnType(ts...)
 }
 
 func (op actOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -265,9 +272,9 @@ func (op actOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	if !ok {
 		return nil, fmt.Errorf("%v: input shape %v", op, in[0])
 	}
-	if op.Arity() == 2 {
-		if s2, ok := in[1].(tensor.Shape); !ok || !s2.Eq(s) {
-			return nil, fmt.Errorf("%v: shapes %v and %v", op, in[0], in[1])
+	for _, o := range in[1:] {
+		if s2, ok := o.(tensor.Shape); !ok || !s2.Eq(s) {
+			return nil, fmt.Errorf("%v: shapes %v and %v", op, in[0], o)
 		}
 	}
 	return s.Clone(), nil
@@ -303,9 +310,17 @@ func (op actOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error
 }
 
 // actInto computes op's activation of x, or for a gradient kind the
-// gradient g = ts[1] times the activation's derivative at the output x, into
-// out.
+// gradient g = ts[1] times the activation's derivative at the output x, or
+// for actBlend h + x⊙(ĥ − h) with ĥ = ts[1] and h = ts[2], into out.
 func actInto[T float32 | float64](op actOp, x []T, ts []tensor.Tensor, out []T) error {
+	var in [3][]T // at most three operands, without allocating
+	for i, t := range ts {
+		d, ok := t.Data().([]T)
+		if !ok || len(d) != len(x) {
+			return fmt.Errorf("%v: mismatched operands", op)
+		}
+		in[i] = d
+	}
 	switch op.kind {
 	case actSigmoid:
 		for i, v := range x {
@@ -315,19 +330,20 @@ func actInto[T float32 | float64](op actOp, x []T, ts []tensor.Tensor, out []T) 
 		for i, v := range x {
 			out[i] = T(math.Tanh(float64(v)))
 		}
-	default:
-		g, ok := ts[1].Data().([]T)
-		if !ok || len(g) != len(x) {
-			return fmt.Errorf("%v: mismatched operands", op)
+	case actSigmoidGrad:
+		g := in[1]
+		for i, y := range x {
+			out[i] = g[i] * y * (1 - y)
 		}
-		if op.kind == actSigmoidGrad {
-			for i, y := range x {
-				out[i] = g[i] * y * (1 - y)
-			}
-		} else {
-			for i, y := range x {
-				out[i] = g[i] * (1 - y*y)
-			}
+	case actTanhGrad:
+		g := in[1]
+		for i, y := range x {
+			out[i] = g[i] * (1 - y*y)
+		}
+	case actBlend:
+		hh, h := in[1], in[2]
+		for i, z := range x {
+			out[i] = h[i] + z*(hh[i]-h[i])
 		}
 	}
 	return nil
@@ -341,6 +357,8 @@ func (op actOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	case actTanh:
 		d, err := G.ApplyOp(newActOp(actTanhGrad), output, grad)
 		return G.Nodes{d}, err
+	case actBlend:
+		return blendDiff(inputs, grad)
 	}
 	// Second derivatives, from primitives: for f(y, g) = g⊙φ(y),
 	// d/dg = φ(y)⊙u and d/dy = g⊙φ'(y)⊙u, with φ(y) = y(1−y), φ' = 1−2y
@@ -515,16 +533,22 @@ func (op gateOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) 
 // gate returns the pre-activation rows t·B… of p plus x·u.
 func gate(p, x, u *G.Node, t, b int) (*G.Node, error) { return G.ApplyOp(newGateOp(t, b), p, x, u) }
 
-// replayOp replays the pre-activation of a gate at step t from its value in
-// the forward pass: it returns rows t·B … t·B+B−1 of A (K, S·B, H), the
-// stacked pre-activations p_t + x_t·U, and differentiates as x·U does (dx =
-// g·Uᵀ, dU = xᵀ·g; A is a value, not differentiated). The gradient graph of
-// a segment thus runs no matrix product per step but those of the backward
-// pass, and needs no input projections.
-type replayOp struct{ rowBlockOp }
+// replayOp replays the activation of a gate at step t from its value in the
+// forward pass: it returns rows t·B … t·B+B−1 of Y (K, S·B, H), the stacked
+// activations act(p_t + x_t·U) (σ, or tanh with the kind actTanh), and
+// differentiates as act(p_t + x·U) does: the pre-activation's adjoint dA =
+// g⊙act'(·) is one op of its output and g (preAdjoint), then dx = dA·Uᵀ and
+// dU = xᵀ·dA (Y is a value, not differentiated). The gradient graph of a segment thus runs no matrix
+// product per step but those of the backward pass, evaluates no σ or tanh,
+// and needs no input projections.
+type replayOp struct {
+	rowBlockOp
+	act actKind // actSigmoid or actTanh
+}
 
-func newReplayOp(t, b int) replayOp {
-	return replayOp{rowBlockOp{OpBase: graph.NewOpBase(opNamespace, fmt.Sprintf("Replay(t=%d, b=%d)", t, b), 3), t: t, b: b, block: 2, what: "values"}}
+func newReplayOp(act actKind, t, b int) replayOp {
+	name := fmt.Sprintf("Replay%s(t=%d, b=%d)", actNames[act], t, b)
+	return replayOp{rowBlockOp{OpBase: graph.NewOpBase(opNamespace, name, 3), t: t, b: b, block: 2, what: "values"}, act}
 }
 
 func (op replayOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
@@ -557,14 +581,58 @@ func (op replayOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, er
 func (op replayOp) DiffWRT(int) []bool { return []bool{true, true, false} }
 
 func (op replayOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	d, err := newChainMatOp(false).SymDiff(inputs[:2], output, grad)
+	dA, err := preAdjoint(op.act, output, grad)
+	if err != nil {
+		return nil, err
+	}
+	d, err := newChainMatOp(false).SymDiff(inputs[:2], output, dA)
 	if err != nil {
 		return nil, err
 	}
 	return append(d, nil), nil
 }
 
-// replay returns rows t·B… of a, differentiating as x·u.
-func replay(x, u, a *G.Node, t, b int) (*G.Node, error) {
-	return G.ApplyOp(newReplayOp(t, b), x, u, a)
+// preAdjoint returns the adjoint g⊙act'(a) of the pre-activation a of the
+// activation y = act(a) (act actSigmoid or actTanh) whose adjoint is g: one
+// op of y and g. The segment graph takes the weight gradients from these
+// nodes, the same (Gorgonia merges equal nodes) as replayOp's derivative
+// makes.
+func preAdjoint(act actKind, y, g *G.Node) (*G.Node, error) {
+	kind := actSigmoidGrad
+	if act == actTanh {
+		kind = actTanhGrad
+	}
+	return G.ApplyOp(newActOp(kind), y, g)
 }
+
+// replay returns rows t·B… of the stacked activations y, differentiating as
+// act(p + x·u).
+func replay(act actKind, x, u, y *G.Node, t, b int) (*G.Node, error) {
+	return G.ApplyOp(newReplayOp(act, t, b), x, u, y)
+}
+
+// blendDiff returns the derivatives of actBlend's h + z⊙(ĥ − h) with
+// respect to z, ĥ and h, given the adjoint g: g⊙(ĥ − h), g⊙z and g − g⊙z.
+func blendDiff(inputs G.Nodes, g *G.Node) (G.Nodes, error) {
+	z, hh, h := inputs[0], inputs[1], inputs[2]
+	diff, err := G.Sub(hh, h)
+	if err != nil {
+		return nil, err
+	}
+	dz, err := G.HadamardProd(g, diff)
+	if err != nil {
+		return nil, err
+	}
+	dhh, err := G.HadamardProd(g, z)
+	if err != nil {
+		return nil, err
+	}
+	dh, err := G.Sub(g, dhh)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dz, dhh, dh}, nil
+}
+
+// blend returns h + z⊙(ĥ − h).
+func blend(z, hh, h *G.Node) (*G.Node, error) { return G.ApplyOp(newActOp(actBlend), z, hh, h) }

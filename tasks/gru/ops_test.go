@@ -141,53 +141,96 @@ func TestGateDerivatives(t *testing.T) {
 	}
 }
 
-// replay(x, U, A) at step t has the value of rows t·B… of A and the
-// derivatives of the gate pre-activation it replays.
+// replay(act, x, U, Y) at step t has the value of rows t·B… of Y and the
+// derivatives of the gate activation act(p_t + x·U) it replays, to the
+// second order.
 func TestReplay(t *testing.T) {
 	const steps, b, step = 3, 2, 1
-	g := G.NewGraph()
-	in := inputs(g, []int{2, steps * b, 4}, []int{2, b, 3}, []int{2, 3, 4}, []int{2, steps * b, 4})
-	p, x, u, a := in[0], in[1], in[2], in[3]
-	pre := G.Must(gate(p, x, u, step, b))
-	rep := G.Must(replay(x, u, a, step, b))
-	cp, cr := weightedCost(pre), weightedCost(rep)
-	dp, err := graph.Grad(cp, x, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dr, err := graph.Grad(cr, x, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, err := graph.Compile(pre)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Run(); err != nil {
-		t.Fatal(err)
-	}
-	v, _ := graph.Value(pre, nil) // (2, b, 4): put it in rows step·b… of a
-	ad := graphtest.Data(a)
-	for k := 0; k < 2; k++ {
-		copy(ad[(k*steps*b+step*b)*4:], v[k*b*4:(k+1)*b*4])
-	}
-	prog, err := graph.Compile(append(append(G.Nodes{rep}, dp...), dr...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := prog.Run(); err != nil {
-		t.Fatal(err)
-	}
-	if rv, _ := graph.Value(rep, nil); relErr(rv, v) != 0 {
-		t.Errorf("replayed value %v, want %v", rv, v)
-	}
-	for i := range dp {
-		want, _ := graph.Value(dp[i], nil)
-		got, _ := graph.Value(dr[i], nil)
-		if e := relErr(got, want); e > 1e-15 {
-			t.Errorf("derivative %d of the replay: error %.3g", i, e)
+	for _, act := range []actKind{actSigmoid, actTanh} {
+		g := G.NewGraph()
+		in := inputs(g, []int{2, steps * b, 4}, []int{2, b, 3}, []int{2, 3, 4}, []int{2, steps * b, 4})
+		p, x, u, y := in[0], in[1], in[2], in[3]
+		pre := G.Must(G.ApplyOp(newActOp(act), G.Must(gate(p, x, u, step, b))))
+		rep := G.Must(replay(act, x, u, y, step, b))
+		// First derivatives, and those of Σ of the squared first
+		// derivatives, all built before any program adds its sink.
+		cp, cr := weightedCost(pre), weightedCost(rep)
+		cp2, cr2 := squaredGrads(t, cp, x, u), squaredGrads(t, cr, x, u)
+		var dp, dr G.Nodes
+		for _, c := range [][2]*G.Node{{cp, cr}, {cp2, cr2}} {
+			dpi, err := graph.Grad(c[0], x, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dri, err := graph.Grad(c[1], x, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dp, dr = append(dp, dpi...), append(dr, dri...)
+		}
+		first, err := graph.Compile(pre)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer first.Close()
+		prog, err := graph.Compile(append(append(G.Nodes{rep}, dp...), dr...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prog.Close()
+		if err := first.Run(); err != nil {
+			t.Fatal(err)
+		}
+		v, _ := graph.Value(pre, nil) // (2, b, 4): put it in rows step·b… of y
+		yd := graphtest.Data(y)
+		for k := 0; k < 2; k++ {
+			copy(yd[(k*steps*b+step*b)*4:], v[k*b*4:(k+1)*b*4])
+		}
+		if err := prog.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if rv, _ := graph.Value(rep, nil); relErr(rv, v) != 0 {
+			t.Errorf("%v: replayed value %v, want %v", actNames[act], rv, v)
+		}
+		for i := range dp {
+			want, _ := graph.Value(dp[i], nil)
+			got, _ := graph.Value(dr[i], nil)
+			if e := relErr(got, want); e > 1e-14 {
+				t.Errorf("%v: derivative %d (order %d) of the replay: error %.3g", actNames[act], i%2, i/2+1, e)
+			}
 		}
 	}
+}
+
+// squaredGrads returns Σ_w Σ (∂cost/∂w)² over the nodes w of wrt.
+func squaredGrads(t *testing.T, cost *G.Node, wrt ...*G.Node) *G.Node {
+	t.Helper()
+	d, err := graph.Grad(cost, wrt...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum *G.Node
+	for _, di := range d {
+		s := G.Must(G.Sum(G.Must(G.Square(di))))
+		if sum == nil {
+			sum = s
+		} else {
+			sum = G.Must(G.Add(sum, s))
+		}
+	}
+	return sum
+}
+
+// The blend h + z⊙(ĥ − h) has the first and second derivatives of central
+// differences.
+func TestBlendDerivatives(t *testing.T) {
+	g := G.NewGraph()
+	in := inputs(g, []int{2, 1, 3}, []int{2, 1, 3}, []int{2, 1, 3})
+	y, err := blend(in[0], in[1], in[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFirstAndSecond(t, "blend", weightedCost(y), in)
 }
 
 // The Bernoulli log-likelihood op agrees with its formula and its

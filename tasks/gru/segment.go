@@ -11,11 +11,11 @@ import (
 // segment is the graph of S steps of the GRU for K chains and B sequences
 // side by side, compiled into programs:
 //
-//   - state: the state after the segment and the gate pre-activations of its
-//     steps (the forward pass of a gradient);
+//   - state: the state after the segment and the gate activations z, r and ĥ
+//     of its steps (the forward pass of a gradient);
 //   - score: the state after the segment and the loss (evaluation);
 //   - vjp (when built with gradients): the loss and the vector-Jacobian
-//     product of the loss and the outgoing state, given the pre-activations
+//     product of the loss and the outgoing state, given the activations
 //     that state computed.
 //
 // Inputs: the parameters in kernel layout (see kernel); the hidden state hIn
@@ -23,23 +23,24 @@ import (
 // holding frame t of sequence b, repeated for every chain, which are also the
 // targets (frame t is predicted from the state before it, then consumed); a
 // mask (1, S·B) of the frames that count (0 for the padding after the end of
-// a sequence); and for vjp the pre-activations rIn (per gate, (K, S·B, H))
+// a sequence); and for vjp the activations rIn (per gate, (K, S·B, H))
 // and the adjoints adjL (K, B) of the loss and adjH (K, B, H) of the
 // outgoing state.
 //
 // Outputs: hOut (K, B, H), the state after the S frames; rOut, the gate
-// pre-activations x_t·Wx_g + b_g + (recurrent input)·U_g of every step (per
-// gate, (K, S·B, H)); loss (K, B), the negative log-likelihood
+// activations act_g(x_t·Wx_g + b_g + (recurrent input)·U_g) of every step
+// (σ or tanh, per gate, (K, S·B, H)); loss (K, B), the negative log-likelihood
 // −Σ_t mask_t log p(x_t | x_<t) of each chain and sequence; and for vjp the
 // adjoints of the parameters (kernel layout) and of hIn.
 //
 // The input projections of all S frames for all chains are one batched
 // product per gate; each step adds its rows to the recurrent product in one
-// op (gateOp). The vjp program replays the recurrence with the forward
-// pass's pre-activations as values (replayOp), so it runs no matrix product
-// per step but those of the backward pass. The gate weights get their
-// adjoints from the stacked adjoints dA_g (K, S·B, H) of the
-// pre-activations, which the vector-Jacobian product gives directly: dU_g =
+// op (gateOp), and the state update h + z⊙(ĥ − h) is one op (blendOp). The
+// vjp program replays the recurrence with the forward pass's activations as
+// values (replayOp), so it runs no matrix product per step but those of the
+// backward pass, and no σ or tanh. The gate weights get their adjoints from
+// the stacked adjoints dA_g (K, S·B, H) of the pre-activations, one op of
+// each activation and its adjoint from the vector-Jacobian product: dU_g =
 // Σ_t (recurrent input)ᵀ·dA_g,t, dWx_g = Xᵀ·dA_g and db_g = Σ_t dA_g,t are one
 // op each for the whole segment, where Gorgonia's own gradient would form
 // and add up an outer product per step.
@@ -131,34 +132,33 @@ func newSegment(h, k, s, b int, dt graph.Dtype, grad bool) (*segment, error) {
 // recurrence holds the nodes of S steps of the GRU.
 type recurrence struct {
 	hPrev, rh G.Nodes         // per step: the state entering it, r⊙h
-	a         [nGates]G.Nodes // per gate and step: the pre-activation
+	y         [nGates]G.Nodes // per gate and step: the activation z, r or ĥ
 	hOut      *G.Node
 }
 
-// recur builds S steps from the state h; pre(g, t, x) returns the
-// pre-activation of gate g at step t, whose recurrent input is x (h for z
-// and r, r⊙h for ĥ).
-func (sg *segment) recur(h *G.Node, pre func(g, t int, x *G.Node) (*G.Node, error)) (rc recurrence, err error) {
+// gateActs are the activations of the gates: σ for z and r, tanh for ĥ.
+var gateActs = [nGates]actKind{actSigmoid, actSigmoid, actTanh}
+
+// recur builds S steps from the state h; act(g, t, x) returns the
+// activation of gate g at step t, whose recurrent input is x (h for z and r,
+// r⊙h for ĥ).
+func (sg *segment) recur(h *G.Node, act func(g, t int, x *G.Node) (*G.Node, error)) (rc recurrence, err error) {
 	for t := 0; t < sg.s; t++ {
-		var a [nGates]*G.Node
-		if a[gateZ], err = pre(gateZ, t, h); err != nil {
+		var y [nGates]*G.Node
+		for _, g := range []int{gateZ, gateR} {
+			if y[g], err = act(g, t, h); err != nil {
+				return rc, err
+			}
+		}
+		rh := G.Must(G.HadamardProd(y[gateR], h))
+		if y[gateH], err = act(gateH, t, rh); err != nil {
 			return rc, err
 		}
-		if a[gateR], err = pre(gateR, t, h); err != nil {
-			return rc, err
-		}
-		z := G.Must(sigmoidNode(a[gateZ]))
-		r := G.Must(sigmoidNode(a[gateR]))
-		rh := G.Must(G.HadamardProd(r, h))
-		if a[gateH], err = pre(gateH, t, rh); err != nil {
-			return rc, err
-		}
-		hh := G.Must(tanhNode(a[gateH]))
 		rc.hPrev, rc.rh = append(rc.hPrev, h), append(rc.rh, rh)
-		for g := range a {
-			rc.a[g] = append(rc.a[g], a[g])
+		for g := range y {
+			rc.y[g] = append(rc.y[g], y[g])
 		}
-		h = G.Must(G.Add(h, G.Must(G.HadamardProd(z, G.Must(G.Add(hh, graph.Neg(h))))))) // (1−z)⊙h + z⊙ĥ as h + z⊙(ĥ − h)
+		h = G.Must(blend(y[gateZ], y[gateH], h)) // (1−z)⊙h + z⊙ĥ
 	}
 	rc.hOut = h
 	return rc, nil
@@ -188,14 +188,18 @@ func (sg *segment) build(grad bool) (err error) {
 	fh := sg.newHalf(true)
 	sg.fw = fh
 	fw, err := sg.recur(fh.hIn, func(gt, t int, x *G.Node) (*G.Node, error) {
-		return gate(fh.proj[gt], x, fh.params[kU+gt], t, B)
+		a, err := gate(fh.proj[gt], x, fh.params[kU+gt], t, B)
+		if err != nil {
+			return nil, err
+		}
+		return G.ApplyOp(newActOp(gateActs[gt]), a)
 	})
 	if err != nil {
 		return err
 	}
 	sg.hOut = fw.hOut
 	for gt := range sg.rOut {
-		sg.rOut[gt] = must(graph.Concat(1, fw.a[gt]...))
+		sg.rOut[gt] = must(graph.Concat(1, fw.y[gt]...))
 	}
 	sg.loss = sg.nll(sg.fw, must(graph.Concat(1, fw.hPrev...)))
 	if !grad {
@@ -203,8 +207,8 @@ func (sg *segment) build(grad bool) (err error) {
 	}
 
 	// The replayed recurrence and its vector-Jacobian product, seeded with
-	// adjL and adjH, with respect to the gate pre-activations of every
-	// step, the incoming state and the output layer.
+	// adjL and adjH, with respect to the gate activations of every step,
+	// the incoming state and the output layer.
 	bw := sg.newHalf(false)
 	sg.bw = bw
 	for gt := range sg.rIn {
@@ -213,26 +217,33 @@ func (sg *segment) build(grad bool) (err error) {
 	sg.adjL = graph.Input(bw.g, dt, "adjLoss", K, B)
 	sg.adjH = graph.Input(bw.g, dt, "adjHOut", K, B, H)
 	rp, err := sg.recur(bw.hIn, func(gt, t int, x *G.Node) (*G.Node, error) {
-		return replay(x, bw.params[kU+gt], sg.rIn[gt], t, B)
+		return replay(gateActs[gt], x, bw.params[kU+gt], sg.rIn[gt], t, B)
 	})
 	if err != nil {
 		return err
 	}
 	hp := must(graph.Concat(1, rp.hPrev...)) // (K, S·B, H)
 	sg.lossV = sg.nll(bw, hp)
-	wrt := append(append(append(G.Nodes{}, rp.a[gateZ]...), rp.a[gateR]...), rp.a[gateH]...)
+	wrt := append(append(append(G.Nodes{}, rp.y[gateZ]...), rp.y[gateR]...), rp.y[gateH]...)
 	wrt = append(wrt, bw.hIn, bw.params[kWo], bw.params[kBo])
 	adj, err := graph.VJP(G.Nodes{sg.lossV, rp.hOut}, G.Nodes{sg.adjL, sg.adjH}, wrt...)
 	if err != nil {
 		return err
 	}
-	// Stacked pre-activation adjoints dA_g (K, S·B, H) give the gate
-	// weights' adjoints: dWx_g = Xᵀ·dA_g, db_g = Σ_t dA_g, dU_g = Hᵀ·dA_g with
-	// H the states entering the steps (for z and r) or r⊙h (for ĥ).
+	// Stacked pre-activation adjoints dA_g (K, S·B, H), from the
+	// activations' adjoints, give the gate weights' adjoints: dWx_g =
+	// Xᵀ·dA_g, db_g = Σ_t dA_g, dU_g = Hᵀ·dA_g with H the states entering the
+	// steps (for z and r) or r⊙h (for ĥ).
 	sg.grads = make(G.Nodes, kParts)
 	rhs := must(graph.Concat(1, rp.rh...))
 	for gt := 0; gt < nGates; gt++ {
-		dA := must(graph.Concat(1, adj[gt*S:(gt+1)*S]...))
+		dAs := make(G.Nodes, S)
+		for t := range dAs {
+			if dAs[t], err = preAdjoint(gateActs[gt], rp.y[gt][t], adj[gt*S+t]); err != nil {
+				return err
+			}
+		}
+		dA := must(graph.Concat(1, dAs...))
 		sg.grads[kWx+gt] = must(G.BatchedMatMul(bw.x, dA, true, false))
 		sg.grads[kB+gt] = must(G.Sum(dA, 1))
 		in := hp
