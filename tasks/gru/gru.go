@@ -28,9 +28,10 @@
 // chain-batched matrix product done as one Dgemv per chain (gonum's Dgemm is
 // 2–3× slower on one-row products), a step's gate pre-activation in one op,
 // σ and tanh whose derivatives are single ops, and the state update in one
-// op. The backward pass replays the gate activations kept from the forward
-// pass rather than recomputing the recurrent products and activations
-// (Config.ActivationMemory).
+// op. The backward pass is hand-built from the gate activations kept from
+// the forward pass (Config.ActivationMemory): two ops for a whole segment,
+// the recurrence run backward chain by chain, and one matrix product per
+// segment for each weight's gradient.
 package gru
 
 import (

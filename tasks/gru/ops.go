@@ -289,13 +289,9 @@ func (op actOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error
 	if len(vals) != op.Arity() {
 		return nil, fmt.Errorf("%v: %d inputs, want %d", op, len(vals), op.Arity())
 	}
-	ts := make([]tensor.Tensor, len(vals))
-	for i, v := range vals {
-		t, err := dense(v)
-		if err != nil {
-			return nil, err
-		}
-		ts[i] = t
+	ts, err := denses(vals)
+	if err != nil {
+		return nil, err
 	}
 	shape := ts[0].Shape().Clone()
 	switch x := ts[0].Data().(type) {
@@ -413,7 +409,7 @@ func newGateOp(t, b int) gateOp {
 	return gateOp{rowBlockOp{OpBase: graph.NewOpBase(opNamespace, fmt.Sprintf("Gate(t=%d, b=%d)", t, b), 3), t: t, b: b, block: 0, what: "projections"}}
 }
 
-// rowBlockOp is what gateOp and replayOp share: three rank-3 inputs, of which
+// rowBlockOp is gateOp's type and shape checks: three rank-3 inputs, of which
 // the one at index block is a stack (K, S·B, H) of row blocks and the other
 // two, in order, are the factors x (K, B, N) and U (K, N, H) of a product;
 // the result is row block t, of B rows, of shape (K, B, H).
@@ -469,13 +465,9 @@ func (op gateOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, erro
 	if len(vals) != 3 {
 		return nil, fmt.Errorf("%v: %d inputs, want 3", op, len(vals))
 	}
-	ts := make([]tensor.Tensor, 3)
-	for i, v := range vals {
-		t, err := dense(v)
-		if err != nil {
-			return nil, err
-		}
-		ts[i] = t
+	ts, err := denses(vals)
+	if err != nil {
+		return nil, err
 	}
 	ps, xs, us := ts[0].Shape(), ts[1].Shape(), ts[2].Shape()
 	k, rows, n, h := ps[0], ps[1], xs[2], us[2]
@@ -532,84 +524,6 @@ func (op gateOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) 
 
 // gate returns the pre-activation rows t·B… of p plus x·u.
 func gate(p, x, u *G.Node, t, b int) (*G.Node, error) { return G.ApplyOp(newGateOp(t, b), p, x, u) }
-
-// replayOp replays the activation of a gate at step t from its value in the
-// forward pass: it returns rows t·B … t·B+B−1 of Y (K, S·B, H), the stacked
-// activations act(p_t + x_t·U) (σ, or tanh with the kind actTanh), and
-// differentiates as act(p_t + x·U) does: the pre-activation's adjoint dA =
-// g⊙act'(·) is one op of its output and g (preAdjoint), then dx = dA·Uᵀ and
-// dU = xᵀ·dA (Y is a value, not differentiated). The gradient graph of a segment thus runs no matrix
-// product per step but those of the backward pass, evaluates no σ or tanh,
-// and needs no input projections.
-type replayOp struct {
-	rowBlockOp
-	act actKind // actSigmoid or actTanh
-}
-
-func newReplayOp(act actKind, t, b int) replayOp {
-	name := fmt.Sprintf("Replay%s(t=%d, b=%d)", actNames[act], t, b)
-	return replayOp{rowBlockOp{OpBase: graph.NewOpBase(opNamespace, name, 3), t: t, b: b, block: 2, what: "values"}, act}
-}
-
-func (op replayOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
-
-// UsePreallocDo computes the op into prealloc where graph.Output allows.
-func (op replayOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	if len(vals) != 3 {
-		return nil, fmt.Errorf("%v: %d inputs, want 3", op, len(vals))
-	}
-	a, err := dense(vals[2])
-	if err != nil {
-		return nil, err
-	}
-	s := a.Shape()
-	k, rows, h, b := s[0], s[1], s[2], op.b
-	shape := []int{k, b, h}
-	switch ad := a.Data().(type) {
-	case []float64:
-		t, c := graph.Output[float64](prealloc, shape, vals...)
-		copyRowBlock(c, ad, k, rows, op.t, b, h)
-		return t, nil
-	case []float32:
-		t, c := graph.Output[float32](prealloc, shape, vals...)
-		copyRowBlock(c, ad, k, rows, op.t, b, h)
-		return t, nil
-	}
-	return nil, fmt.Errorf("%v: unsupported dtype %v", op, a.Dtype())
-}
-
-func (op replayOp) DiffWRT(int) []bool { return []bool{true, true, false} }
-
-func (op replayOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	dA, err := preAdjoint(op.act, output, grad)
-	if err != nil {
-		return nil, err
-	}
-	d, err := newChainMatOp(false).SymDiff(inputs[:2], output, dA)
-	if err != nil {
-		return nil, err
-	}
-	return append(d, nil), nil
-}
-
-// preAdjoint returns the adjoint g⊙act'(a) of the pre-activation a of the
-// activation y = act(a) (act actSigmoid or actTanh) whose adjoint is g: one
-// op of y and g. The segment graph takes the weight gradients from these
-// nodes, the same (Gorgonia merges equal nodes) as replayOp's derivative
-// makes.
-func preAdjoint(act actKind, y, g *G.Node) (*G.Node, error) {
-	kind := actSigmoidGrad
-	if act == actTanh {
-		kind = actTanhGrad
-	}
-	return G.ApplyOp(newActOp(kind), y, g)
-}
-
-// replay returns rows t·B… of the stacked activations y, differentiating as
-// act(p + x·u).
-func replay(act actKind, x, u, y *G.Node, t, b int) (*G.Node, error) {
-	return G.ApplyOp(newReplayOp(act, t, b), x, u, y)
-}
 
 // blendDiff returns the derivatives of actBlend's h + z⊙(ĥ − h) with
 // respect to z, ĥ and h, given the adjoint g: g⊙(ĥ − h), g⊙z and g − g⊙z.

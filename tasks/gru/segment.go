@@ -35,31 +35,29 @@ import (
 //
 // The input projections of all S frames for all chains are one batched
 // product per gate; each step adds its rows to the recurrent product in one
-// op (gateOp), and the state update h + z⊙(ĥ − h) is one op (blendOp). The
-// vjp program replays the recurrence with the forward pass's activations as
-// values (replayOp), so it runs no matrix product per step but those of the
-// backward pass, and no σ or tanh. The gate weights get their adjoints from
-// the stacked adjoints dA_g (K, S·B, H) of the pre-activations, one op of
-// each activation and its adjoint from the vector-Jacobian product: dU_g =
-// Σ_t (recurrent input)ᵀ·dA_g,t, dWx_g = Xᵀ·dA_g and db_g = Σ_t dA_g,t are one
-// op each for the whole segment, where Gorgonia's own gradient would form
-// and add up an outer product per step.
+// op (gateOp), and the state update h + z⊙(ĥ − h) is one op (actBlend).
+// The vjp program is hand-built from the forward pass's activations rather
+// than Gorgonia's gradient of S steps (see recur.go): statesOp rebuilds the
+// states entering the steps, Gorgonia differentiates the loss with respect
+// to them and the output layer, and backOp runs the recurrence backward,
+// chain by chain, into the stacked adjoints dA_g (K, S·B, H) of the gate
+// pre-activations. The gate weights' adjoints dU_g = Σ_t (recurrent
+// input)ᵀ·dA_g,t, dWx_g = Xᵀ·dA_g and db_g = Σ_t dA_g,t are one op each for
+// the whole segment.
 //
-// The forward and the replayed recurrence are two graphs with inputs of
-// their own (half): Gorgonia's differentiation sorts and scans the whole
-// graph once per node differentiated with respect to, so the gradient graph
-// builds faster without the forward one in it.
+// The forward and the backward pass are two graphs with inputs of their own
+// (half).
 type segment struct {
 	h, k, s, b int
 	dt         graph.Dtype
 
-	fw, bw       *half           // the forward graph and the replay (nil without gradients)
+	fw, bw       *half           // the forward and the backward graph (nil without gradients)
 	hOut         *G.Node         // forward recurrence
-	rOut         [nGates]*G.Node // its gate pre-activations
+	rOut         [nGates]*G.Node // its gate activations
 	loss         *G.Node         // its loss
-	rIn          [nGates]*G.Node // replayed recurrence: the pre-activations
+	rIn          [nGates]*G.Node // backward pass: the gate activations
 	adjL, adjH   *G.Node
-	lossV        *G.Node   // loss of the replayed recurrence
+	lossV        *G.Node   // loss recomputed by the backward pass
 	grads        []*G.Node // adjoints of params
 	dhIn         *G.Node
 	state, score *graph.Program
@@ -131,18 +129,23 @@ func newSegment(h, k, s, b int, dt graph.Dtype, grad bool) (*segment, error) {
 
 // recurrence holds the nodes of S steps of the GRU.
 type recurrence struct {
-	hPrev, rh G.Nodes         // per step: the state entering it, r⊙h
-	y         [nGates]G.Nodes // per gate and step: the activation z, r or ĥ
-	hOut      *G.Node
+	hPrev G.Nodes         // per step: the state entering it
+	y     [nGates]G.Nodes // per gate and step: the activation z, r or ĥ
+	hOut  *G.Node
 }
 
 // gateActs are the activations of the gates: σ for z and r, tanh for ĥ.
 var gateActs = [nGates]actKind{actSigmoid, actSigmoid, actTanh}
 
-// recur builds S steps from the state h; act(g, t, x) returns the
-// activation of gate g at step t, whose recurrent input is x (h for z and r,
-// r⊙h for ĥ).
-func (sg *segment) recur(h *G.Node, act func(g, t int, x *G.Node) (*G.Node, error)) (rc recurrence, err error) {
+// recur builds the S steps of hf from the state h.
+func (sg *segment) recur(hf *half, h *G.Node) (rc recurrence, err error) {
+	act := func(gt, t int, x *G.Node) (*G.Node, error) {
+		a, err := gate(hf.proj[gt], x, hf.params[kU+gt], t, sg.b)
+		if err != nil {
+			return nil, err
+		}
+		return G.ApplyOp(newActOp(gateActs[gt]), a)
+	}
 	for t := 0; t < sg.s; t++ {
 		var y [nGates]*G.Node
 		for _, g := range []int{gateZ, gateR} {
@@ -154,7 +157,7 @@ func (sg *segment) recur(h *G.Node, act func(g, t int, x *G.Node) (*G.Node, erro
 		if y[gateH], err = act(gateH, t, rh); err != nil {
 			return rc, err
 		}
-		rc.hPrev, rc.rh = append(rc.hPrev, h), append(rc.rh, rh)
+		rc.hPrev = append(rc.hPrev, h)
 		for g := range y {
 			rc.y[g] = append(rc.y[g], y[g])
 		}
@@ -187,13 +190,7 @@ func (sg *segment) build(grad bool) (err error) {
 	// The forward recurrence.
 	fh := sg.newHalf(true)
 	sg.fw = fh
-	fw, err := sg.recur(fh.hIn, func(gt, t int, x *G.Node) (*G.Node, error) {
-		a, err := gate(fh.proj[gt], x, fh.params[kU+gt], t, B)
-		if err != nil {
-			return nil, err
-		}
-		return G.ApplyOp(newActOp(gateActs[gt]), a)
-	})
+	fw, err := sg.recur(fh, fh.hIn)
 	if err != nil {
 		return err
 	}
@@ -206,44 +203,33 @@ func (sg *segment) build(grad bool) (err error) {
 		return nil
 	}
 
-	// The replayed recurrence and its vector-Jacobian product, seeded with
-	// adjL and adjH, with respect to the gate activations of every step,
-	// the incoming state and the output layer.
+	// The backward pass, seeded with adjL and adjH: the states entering the
+	// steps, rebuilt from the activations; the loss's vector-Jacobian
+	// product with respect to them and the output layer; and the
+	// recurrence's (backOp).
 	bw := sg.newHalf(false)
 	sg.bw = bw
 	for gt := range sg.rIn {
-		sg.rIn[gt] = graph.Input(bw.g, dt, fmt.Sprintf("R%s", paramNames[kU+gt][1:]), K, S*B, H)
+		sg.rIn[gt] = graph.Input(bw.g, dt, fmt.Sprintf("Y%s", paramNames[kU+gt][1:]), K, S*B, H)
 	}
 	sg.adjL = graph.Input(bw.g, dt, "adjLoss", K, B)
 	sg.adjH = graph.Input(bw.g, dt, "adjHOut", K, B, H)
-	rp, err := sg.recur(bw.hIn, func(gt, t int, x *G.Node) (*G.Node, error) {
-		return replay(gateActs[gt], x, bw.params[kU+gt], sg.rIn[gt], t, B)
-	})
-	if err != nil {
-		return err
-	}
-	hp := must(graph.Concat(1, rp.hPrev...)) // (K, S·B, H)
+	hp := must(G.ApplyOp(newStatesOp(), bw.hIn, sg.rIn[gateZ], sg.rIn[gateH])) // (K, S·B, H)
 	sg.lossV = sg.nll(bw, hp)
-	wrt := append(append(append(G.Nodes{}, rp.y[gateZ]...), rp.y[gateR]...), rp.y[gateH]...)
-	wrt = append(wrt, bw.hIn, bw.params[kWo], bw.params[kBo])
-	adj, err := graph.VJP(G.Nodes{sg.lossV, rp.hOut}, G.Nodes{sg.adjL, sg.adjH}, wrt...)
+	adj, err := graph.VJP(G.Nodes{sg.lossV}, G.Nodes{sg.adjL}, hp, bw.params[kWo], bw.params[kBo])
 	if err != nil {
 		return err
 	}
-	// Stacked pre-activation adjoints dA_g (K, S·B, H), from the
-	// activations' adjoints, give the gate weights' adjoints: dWx_g =
-	// Xᵀ·dA_g, db_g = Σ_t dA_g, dU_g = Hᵀ·dA_g with H the states entering the
-	// steps (for z and r) or r⊙h (for ĥ).
+	in := append(G.Nodes{adj[0], sg.adjH, hp}, sg.rIn[:]...)
+	in = append(in, bw.params[kU:kU+nGates]...)
+	back := must(G.ApplyOp(newBackOp(), in...))
+	// Stacked pre-activation adjoints dA_g (K, S·B, H) give the gate
+	// weights' adjoints: dWx_g = Xᵀ·dA_g, db_g = Σ_t dA_g, dU_g = Hᵀ·dA_g with
+	// H the states entering the steps (for z and r) or r⊙h (for ĥ).
 	sg.grads = make(G.Nodes, kParts)
-	rhs := must(graph.Concat(1, rp.rh...))
+	rhs := must(G.HadamardProd(sg.rIn[gateR], hp))
 	for gt := 0; gt < nGates; gt++ {
-		dAs := make(G.Nodes, S)
-		for t := range dAs {
-			if dAs[t], err = preAdjoint(gateActs[gt], rp.y[gt][t], adj[gt*S+t]); err != nil {
-				return err
-			}
-		}
-		dA := must(graph.Concat(1, dAs...))
+		dA := must(graph.Slice(back, 1, gt*S*B, (gt+1)*S*B))
 		sg.grads[kWx+gt] = must(G.BatchedMatMul(bw.x, dA, true, false))
 		sg.grads[kB+gt] = must(G.Sum(dA, 1))
 		in := hp
@@ -252,8 +238,8 @@ func (sg *segment) build(grad bool) (err error) {
 		}
 		sg.grads[kU+gt] = must(G.BatchedMatMul(in, dA, true, false))
 	}
-	sg.dhIn = adj[3*S]
-	sg.grads[kWo], sg.grads[kBo] = adj[3*S+1], adj[3*S+2]
+	sg.dhIn = must(graph.Slice(back, 1, nGates*S*B, nGates*S*B+B))
+	sg.grads[kWo], sg.grads[kBo] = adj[1], adj[2]
 	return nil
 }
 
