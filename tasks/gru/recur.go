@@ -2,6 +2,7 @@ package gru
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/chewxy/hm"
 	"gonum.org/v1/gonum/blas"
@@ -11,17 +12,37 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/graph"
 )
 
-// The backward pass of a segment is hand-built from the gate activations
-// the forward pass kept, as two ops for the whole segment rather than
-// Gorgonia's gradient of S steps: statesOp rebuilds the states entering the
-// steps (element-wise, no matrix product), and backOp runs the recurrence
-// backward, chain by chain, so that a chain's recurrent weights stay in the
-// cache for all S steps. Neither is differentiable: they are the derivative.
+// The recurrence of a segment is one op forward (forwardOp) and two
+// backward, hand-built from the gate activations the forward pass kept
+// rather than Gorgonia's gradient of S steps: statesOp rebuilds the states
+// entering the steps (element-wise, no matrix product), and backOp runs the
+// recurrence backward. Both forwardOp and backOp run chain by chain, so that
+// a chain's recurrent weights stay in the cache for all S steps, and run no
+// op per step. None is differentiable: backOp is the derivative.
+
+// forwardOp runs the S steps of a segment. Inputs: the input projections
+// x_t·Wx_g + b_g of the steps (per gate, (K, S·B, H)), the recurrent weights
+// U_z, U_r, U_h (K, H, H) and the state entering the segment (K, B, H).
+// Output (K, 3·S·B + B, H): the activations z, r and ĥ of all steps (S·B
+// rows each), then the state after the segment (B rows). Each step's
+// recurrent products are chainProducts of one chain.
+type forwardOp struct{ graph.OpBase }
+
+func newForwardOp() forwardOp { return forwardOp{graph.NewOpBase(opNamespace, "Forward", 7)} }
+
+// Inputs of forwardOp: the projections (+ gate), the recurrent weights (+
+// gate), the state.
+const (
+	fwdP      = 0
+	fwdU      = fwdP + nGates
+	fwdH      = fwdU + nGates
+	fwdInputs = fwdH + 1
+)
 
 // statesOp returns the states entering the S steps of a segment, (K, S·B,
 // H), row block t holding h_t, from the state h_0 entering it (K, B, H) and
 // the stacked activations z and ĥ of its steps (K, S·B, H): h_{t+1} = h_t +
-// z_t⊙(ĥ_t − h_t), as the forward pass (actBlend) computes them, bit for
+// z_t⊙(ĥ_t − h_t), as forwardOp computes them, bit for
 // bit.
 type statesOp struct{ graph.OpBase }
 
@@ -72,8 +93,9 @@ func rank3Type(arity int) hm.Type {
 	return hm.NewFnType(ts...)
 }
 
-func (op statesOp) Type() hm.Type { return rank3Type(3) }
-func (op backOp) Type() hm.Type   { return rank3Type(backInputs) }
+func (op forwardOp) Type() hm.Type { return rank3Type(fwdInputs) }
+func (op statesOp) Type() hm.Type  { return rank3Type(3) }
+func (op backOp) Type() hm.Type    { return rank3Type(backInputs) }
 
 // shapes returns the shapes of in, checking that they are rank 3 with the
 // leading (chain) and trailing (hidden) sizes of the first.
@@ -87,6 +109,10 @@ func shapes(op fmt.Stringer, in []G.DimSizer) ([]tensor.Shape, error) {
 		ss[i] = s
 	}
 	return ss, nil
+}
+
+func (op forwardOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	return packedShape(op, in, []int{fwdP + gateR, fwdP + gateH}, fwdU, fwdH)
 }
 
 func (op statesOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -104,32 +130,41 @@ func (op statesOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 }
 
 func (op backOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	if len(in) != backInputs {
-		return nil, fmt.Errorf("%v: %d inputs, want %d", op, len(in), backInputs)
+	return packedShape(op, in, []int{backStates, backY + gateZ, backY + gateR, backY + gateH}, backU, backAdjH)
+}
+
+// packedShape returns the output shape (K, 3·rows + B, H) of forwardOp or
+// backOp for the input shapes in, checking them: in[0] and the inputs
+// stacks of shape (K, rows, H), the recurrent weights in[u … u+2] of shape
+// (K, H, H), and input b of shape (K, B, H) with B dividing rows.
+func packedShape(op G.Op, in []G.DimSizer, stacks []int, u, b int) (tensor.Shape, error) {
+	if len(in) != op.Arity() {
+		return nil, fmt.Errorf("%v: %d inputs, want %d", op, len(in), op.Arity())
 	}
 	ss, err := shapes(op, in)
 	if err != nil {
 		return nil, err
 	}
-	k, rows, h, b := ss[0][0], ss[0][1], ss[0][2], ss[backAdjH][1]
-	for i := backStates; i < backU; i++ {
+	k, rows, h, nb := ss[0][0], ss[0][1], ss[0][2], ss[b][1]
+	for _, i := range stacks {
 		if !ss[i].Eq(ss[0]) {
 			return nil, fmt.Errorf("%v: input %d of shape %v, want %v", op, i, ss[i], ss[0])
 		}
 	}
-	for i := backU; i < backInputs; i++ {
+	for i := u; i < u+nGates; i++ {
 		if ss[i][1] != h {
 			return nil, fmt.Errorf("%v: recurrent weights of shape %v", op, ss[i])
 		}
 	}
-	if rows%b != 0 {
-		return nil, fmt.Errorf("%v: %d rows for %d sequences", op, rows, b)
+	if rows%nb != 0 {
+		return nil, fmt.Errorf("%v: %d rows for %d sequences", op, rows, nb)
 	}
-	return tensor.Shape{k, nGates*rows + b, h}, nil
+	return tensor.Shape{k, nGates*rows + nb, h}, nil
 }
 
-func (op statesOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
-func (op backOp) Do(vals ...G.Value) (G.Value, error)   { return op.UsePreallocDo(nil, vals...) }
+func (op forwardOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+func (op statesOp) Do(vals ...G.Value) (G.Value, error)  { return op.UsePreallocDo(nil, vals...) }
+func (op backOp) Do(vals ...G.Value) (G.Value, error)    { return op.UsePreallocDo(nil, vals...) }
 
 // denses returns the values as contiguous tensors (see dense).
 func denses(vals []G.Value) ([]tensor.Tensor, error) {
@@ -191,6 +226,11 @@ func recurDo(op G.Op, prealloc G.Value, vals []G.Value, f64 func(in [][]float64,
 }
 
 // UsePreallocDo computes the op into prealloc where graph.Output allows.
+func (op forwardOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	return recurDo(op, prealloc, vals, forward[float64], forward[float32])
+}
+
+// UsePreallocDo computes the op into prealloc where graph.Output allows.
 func (op statesOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	return recurDo(op, prealloc, vals, states[float64], states[float32])
 }
@@ -198,6 +238,47 @@ func (op statesOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, er
 // UsePreallocDo computes the op into prealloc where graph.Output allows.
 func (op backOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
 	return recurDo(op, prealloc, vals, backward[float64], backward[float32])
+}
+
+// forward computes forwardOp's output out from its inputs in.
+func forward[T float32 | float64](in [][]T, s []tensor.Shape, out []T) {
+	k, rows, h, b := s[0][0], s[0][1], s[0][2], s[fwdH][1]
+	stack := rows * h
+	cur := make([]T, b*h) // the state
+	rh := make([]T, b*h)
+	for c := 0; c < k; c++ {
+		o := out[c*(nGates*rows+b)*h : (c+1)*(nGates*rows+b)*h]
+		u := func(gt int) []T { return in[fwdU+gt][c*h*h : (c+1)*h*h] }
+		copy(cur, in[fwdH][c*b*h:(c+1)*b*h])
+		// a = p + x·U into the rows of step t of gate gt, then act(a).
+		gate := func(gt, t int, x []T) []T {
+			blk := o[gt*stack+t*b*h : gt*stack+(t+1)*b*h]
+			copy(blk, in[fwdP+gt][c*stack+t*b*h:])
+			chainProducts(blas.NoTrans, 1, b, h, h, x, u(gt), 1, blk)
+			if gt == gateH {
+				for i, v := range blk {
+					blk[i] = T(math.Tanh(float64(v)))
+				}
+			} else {
+				for i, v := range blk {
+					blk[i] = T(sigm(float64(v)))
+				}
+			}
+			return blk
+		}
+		for t := 0; t < rows/b; t++ {
+			z := gate(gateZ, t, cur)
+			r := gate(gateR, t, cur)
+			for i, v := range cur {
+				rh[i] = r[i] * v
+			}
+			hh := gate(gateH, t, rh)
+			for i, v := range cur {
+				cur[i] = v + z[i]*(hh[i]-v)
+			}
+		}
+		copy(o[nGates*stack:], cur)
+	}
 }
 
 // states computes statesOp's output out from in = (h_0, z, ĥ).

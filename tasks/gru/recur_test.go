@@ -52,12 +52,13 @@ func tinyGRU(k, s, b, h int, p, u [nGates][]float64, h0 []float64) (y [nGates][]
 	return y, hp, hOut
 }
 
-// statesOp rebuilds the states of a forward pass, and backOp's adjoints of
+// forwardOp gives the activations and the state after the segment of a
+// plain forward pass, statesOp rebuilds its states, and backOp's adjoints of
 // the pre-activations and of the entering state are the derivatives of
 // F = ⟨dHp, states entering the steps⟩ + ⟨adjH, state after the segment⟩
 // by central differences (the pre-activation inputs enter the
 // pre-activations additively), with several chains and sequences, in float64.
-func TestBackwardDerivatives(t *testing.T) {
+func TestRecurrenceOps(t *testing.T) {
 	const k, s, b, h = 2, 3, 2, 4
 	sin := func(n, seed int, scale float64) []float64 {
 		x := make([]float64, n)
@@ -82,7 +83,7 @@ func TestBackwardDerivatives(t *testing.T) {
 		}
 		return v, nil
 	}
-	y, hp, _ := tinyGRU(k, s, b, h, p, u, h0)
+	y, hp, hOut := tinyGRU(k, s, b, h, p, u, h0)
 
 	g := G.NewGraph()
 	input := func(name string, data []float64, shape ...int) *G.Node {
@@ -98,9 +99,14 @@ func TestBackwardDerivatives(t *testing.T) {
 		in = append(in, input(paramNames[kU+gt], u[gt], k, h, h))
 	}
 	hIn := input("h0", h0, k, b, h)
+	fwIn := G.Nodes{}
+	for gt := range p {
+		fwIn = append(fwIn, input(paramNames[kB+gt]+"p", p[gt], k, s*b, h))
+	}
+	fwd := G.Must(G.ApplyOp(newForwardOp(), append(append(fwIn, in[backU:]...), hIn)...))
 	states := G.Must(G.ApplyOp(newStatesOp(), hIn, in[backY+gateZ], in[backY+gateH]))
 	back := G.Must(G.ApplyOp(newBackOp(), in...))
-	prog, err := graph.Compile(states, back)
+	prog, err := graph.Compile(fwd, states, back)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,27 +117,25 @@ func TestBackwardDerivatives(t *testing.T) {
 	if got, _ := graph.Value(states, nil); relErr(got, hp) != 0 {
 		t.Errorf("statesOp: states %v, want %v", got, hp)
 	}
+	fout, err := graph.Value(fwd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stacks, last := unpackValue(fout, k, s*b, b, h)
+	for gt := range y {
+		if e := relErr(stacks[gt], y[gt]); e > 1e-15 {
+			t.Errorf("forwardOp: activations of gate %d: error %.3g", gt, e)
+		}
+	}
+	if e := relErr(last, hOut); e > 1e-15 {
+		t.Errorf("forwardOp: state after the segment: error %.3g", e)
+	}
 	out, err := graph.Value(back, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// out is (K, 3·S·B + B, H): split it into the adjoints of p and h0.
-	rows := s * b
-	var grads [][]float64
-	for gt := 0; gt < nGates; gt++ {
-		var d []float64
-		for c := 0; c < k; c++ {
-			at := (c*(nGates*rows+b) + gt*rows) * h
-			d = append(d, out[at:at+rows*h]...)
-		}
-		grads = append(grads, d)
-	}
-	var dh0 []float64
-	for c := 0; c < k; c++ {
-		at := (c*(nGates*rows+b) + nGates*rows) * h
-		dh0 = append(dh0, out[at:at+b*h]...)
-	}
-	grads = append(grads, dh0)
+	dA, dh0 := unpackValue(out, k, s*b, b, h)
+	grads := append(dA[:], dh0)
 	res, err := graphtest.CheckGradient(f, [][]float64{p[gateZ], p[gateR], p[gateH], h0}, grads, 1e-6, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -139,4 +143,17 @@ func TestBackwardDerivatives(t *testing.T) {
 	if res.Worst > 1e-8 {
 		t.Errorf("backOp: %v", res)
 	}
+}
+
+// unpackValue splits the value of forwardOp or backOp, (K, 3·rows + B, H),
+// into its per-gate stacks (K, rows, H) and its last B rows (K, B, H).
+func unpackValue(v []float64, k, rows, b, h int) (stacks [nGates][]float64, last []float64) {
+	for c := 0; c < k; c++ {
+		at := c * (nGates*rows + b) * h
+		for gt := range stacks {
+			stacks[gt] = append(stacks[gt], v[at+gt*rows*h:at+(gt+1)*rows*h]...)
+		}
+		last = append(last, v[at+nGates*rows*h:at+(nGates*rows+b)*h]...)
+	}
+	return stacks, last
 }

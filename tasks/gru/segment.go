@@ -34,13 +34,13 @@ import (
 // adjoints of the parameters (kernel layout) and of hIn.
 //
 // The input projections of all S frames for all chains are one batched
-// product per gate; each step adds its rows to the recurrent product in one
-// op (gateOp), and the state update h + z⊙(ĥ − h) is one op (actBlend).
-// The vjp program is hand-built from the forward pass's activations rather
-// than Gorgonia's gradient of S steps (see recur.go): statesOp rebuilds the
-// states entering the steps, Gorgonia differentiates the loss with respect
-// to them and the output layer, and backOp runs the recurrence backward,
-// chain by chain, into the stacked adjoints dA_g (K, S·B, H) of the gate
+// product per gate; the recurrence of the S steps is one op (forwardOp),
+// and the states entering the steps, which the loss needs, another
+// (statesOp). The vjp program is hand-built from the forward pass's
+// activations rather than Gorgonia's gradient of S steps (see recur.go):
+// statesOp rebuilds the states, Gorgonia differentiates the loss with
+// respect to them and the output layer, and backOp runs the recurrence
+// backward into the stacked adjoints dA_g (K, S·B, H) of the gate
 // pre-activations. The gate weights' adjoints dU_g = Σ_t (recurrent
 // input)ᵀ·dA_g,t, dWx_g = Xᵀ·dA_g and db_g = Σ_t dA_g,t are one op each for
 // the whole segment.
@@ -127,44 +127,20 @@ func newSegment(h, k, s, b int, dt graph.Dtype, grad bool) (*segment, error) {
 	return sg, nil
 }
 
-// recurrence holds the nodes of S steps of the GRU.
-type recurrence struct {
-	hPrev G.Nodes         // per step: the state entering it
-	y     [nGates]G.Nodes // per gate and step: the activation z, r or ĥ
-	hOut  *G.Node
+// unpack splits the output (K, 3·S·B + B, H) of forwardOp or backOp into
+// its three per-gate stacks (K, S·B, H) and its last B rows (K, B, H).
+func (sg *segment) unpack(packed *G.Node) (stacks [nGates]*G.Node, last *G.Node) {
+	sb := sg.s * sg.b
+	for gt := range stacks {
+		stacks[gt] = G.Must(graph.Slice(packed, 1, gt*sb, (gt+1)*sb))
+	}
+	return stacks, G.Must(graph.Slice(packed, 1, nGates*sb, nGates*sb+sg.b))
 }
 
-// gateActs are the activations of the gates: σ for z and r, tanh for ĥ.
-var gateActs = [nGates]actKind{actSigmoid, actSigmoid, actTanh}
-
-// recur builds the S steps of hf from the state h.
-func (sg *segment) recur(hf *half, h *G.Node) (rc recurrence, err error) {
-	act := func(gt, t int, x *G.Node) (*G.Node, error) {
-		a, err := gate(hf.proj[gt], x, hf.params[kU+gt], t, sg.b)
-		if err != nil {
-			return nil, err
-		}
-		return G.ApplyOp(newActOp(gateActs[gt]), a)
-	}
-	for t := 0; t < sg.s; t++ {
-		var y [nGates]*G.Node
-		for _, g := range []int{gateZ, gateR} {
-			if y[g], err = act(g, t, h); err != nil {
-				return rc, err
-			}
-		}
-		rh := G.Must(G.HadamardProd(y[gateR], h))
-		if y[gateH], err = act(gateH, t, rh); err != nil {
-			return rc, err
-		}
-		rc.hPrev = append(rc.hPrev, h)
-		for g := range y {
-			rc.y[g] = append(rc.y[g], y[g])
-		}
-		h = G.Must(blend(y[gateZ], y[gateH], h)) // (1−z)⊙h + z⊙ĥ
-	}
-	rc.hOut = h
-	return rc, nil
+// stepStates returns the states (K, S·B, H) entering the steps of hf, from the
+// gate activations y of the steps.
+func stepStates(hf *half, y [nGates]*G.Node) *G.Node {
+	return G.Must(G.ApplyOp(newStatesOp(), hf.hIn, y[gateZ], y[gateH]))
 }
 
 // nll returns the negative log-likelihood (K, B) of the frames of hf
@@ -190,15 +166,9 @@ func (sg *segment) build(grad bool) (err error) {
 	// The forward recurrence.
 	fh := sg.newHalf(true)
 	sg.fw = fh
-	fw, err := sg.recur(fh, fh.hIn)
-	if err != nil {
-		return err
-	}
-	sg.hOut = fw.hOut
-	for gt := range sg.rOut {
-		sg.rOut[gt] = must(graph.Concat(1, fw.y[gt]...))
-	}
-	sg.loss = sg.nll(sg.fw, must(graph.Concat(1, fw.hPrev...)))
+	in := append(append(G.Nodes{}, fh.proj[:]...), fh.params[kU:kU+nGates]...)
+	sg.rOut, sg.hOut = sg.unpack(must(G.ApplyOp(newForwardOp(), append(in, fh.hIn)...)))
+	sg.loss = sg.nll(fh, stepStates(fh, sg.rOut))
 	if !grad {
 		return nil
 	}
@@ -214,22 +184,21 @@ func (sg *segment) build(grad bool) (err error) {
 	}
 	sg.adjL = graph.Input(bw.g, dt, "adjLoss", K, B)
 	sg.adjH = graph.Input(bw.g, dt, "adjHOut", K, B, H)
-	hp := must(G.ApplyOp(newStatesOp(), bw.hIn, sg.rIn[gateZ], sg.rIn[gateH])) // (K, S·B, H)
+	hp := stepStates(bw, sg.rIn) // (K, S·B, H)
 	sg.lossV = sg.nll(bw, hp)
 	adj, err := graph.VJP(G.Nodes{sg.lossV}, G.Nodes{sg.adjL}, hp, bw.params[kWo], bw.params[kBo])
 	if err != nil {
 		return err
 	}
-	in := append(G.Nodes{adj[0], sg.adjH, hp}, sg.rIn[:]...)
-	in = append(in, bw.params[kU:kU+nGates]...)
-	back := must(G.ApplyOp(newBackOp(), in...))
+	in = append(G.Nodes{adj[0], sg.adjH, hp}, sg.rIn[:]...)
+	dAs, dhIn := sg.unpack(must(G.ApplyOp(newBackOp(), append(in, bw.params[kU:kU+nGates]...)...)))
 	// Stacked pre-activation adjoints dA_g (K, S·B, H) give the gate
 	// weights' adjoints: dWx_g = Xᵀ·dA_g, db_g = Σ_t dA_g, dU_g = Hᵀ·dA_g with
 	// H the states entering the steps (for z and r) or r⊙h (for ĥ).
 	sg.grads = make(G.Nodes, kParts)
 	rhs := must(G.HadamardProd(sg.rIn[gateR], hp))
 	for gt := 0; gt < nGates; gt++ {
-		dA := must(graph.Slice(back, 1, gt*S*B, (gt+1)*S*B))
+		dA := dAs[gt]
 		sg.grads[kWx+gt] = must(G.BatchedMatMul(bw.x, dA, true, false))
 		sg.grads[kB+gt] = must(G.Sum(dA, 1))
 		in := hp
@@ -238,7 +207,7 @@ func (sg *segment) build(grad bool) (err error) {
 		}
 		sg.grads[kU+gt] = must(G.BatchedMatMul(in, dA, true, false))
 	}
-	sg.dhIn = must(graph.Slice(back, 1, nGates*S*B, nGates*S*B+B))
+	sg.dhIn = dhIn
 	sg.grads[kWo], sg.grads[kBo] = adj[1], adj[2]
 	return nil
 }
