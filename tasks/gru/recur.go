@@ -18,7 +18,7 @@ import (
 // entering the steps (element-wise, no matrix product), and backOp runs the
 // recurrence backward. Both forwardOp and backOp run chain by chain, so that
 // a chain's recurrent weights stay in the cache for all S steps, and run no
-// op per step. None is differentiable: backOp is the derivative.
+// op per step. None has derivatives: backOp is the derivative.
 
 // forwardOp runs the S steps of a segment. Inputs: the input projections
 // x_t·Wx_g + b_g of the steps (per gate, (K, S·B, H)), the recurrent weights
@@ -42,8 +42,7 @@ const (
 // statesOp returns the states entering the S steps of a segment, (K, S·B,
 // H), row block t holding h_t, from the state h_0 entering it (K, B, H) and
 // the stacked activations z and ĥ of its steps (K, S·B, H): h_{t+1} = h_t +
-// z_t⊙(ĥ_t − h_t), as forwardOp computes them, bit for
-// bit.
+// z_t⊙(ĥ_t − h_t), as forwardOp computes them, bit for bit.
 type statesOp struct{ graph.OpBase }
 
 func newStatesOp() statesOp { return statesOp{graph.NewOpBase(opNamespace, "States", 3)} }
@@ -58,8 +57,8 @@ func (op statesOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error
 	return make(G.Nodes, len(inputs)), nil
 }
 
-// backOp is the vector-Jacobian product of a segment's recurrence. Inputs,
-// all (K, rows, H): the adjoint dHp (K, S·B, H) of the states entering the
+// backOp is the vector-Jacobian product of a segment's recurrence. Inputs:
+// the adjoint dHp (K, S·B, H) of the states entering the
 // steps from the loss, the adjoint (K, B, H) of the state leaving the
 // segment, the states entering the steps (statesOp), the stacked
 // activations z, r and ĥ, and the recurrent weights U_z, U_r, U_h (K, H, H).
@@ -85,6 +84,7 @@ const (
 	backInputs = backU + nGates
 )
 
+// rank3Type is the type of an op of arity rank-3 tensors to one.
 func rank3Type(arity int) hm.Type {
 	ts := make([]hm.Type, arity+1)
 	for i := range ts {
