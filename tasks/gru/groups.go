@@ -18,14 +18,17 @@ import (
 type chainGroup struct{ off, k int }
 
 // groupCacheBytes bounds the recurrent weights (U, 3·H² values per chain) of
-// one group's chains. Each frame's recurrent product streams every chain's
-// U of the graph, forward and backward; a graph of all 20 chains at H = 200
-// (19 MB in float64) streams them from memory, and smaller groups run the
+// one group's chains. When the graph ran Gorgonia ops per step (before
+// commit 87d2627), each frame's recurrent product streamed every chain's U
+// of the graph, forward and backward; a graph of all 20 chains at H = 200
+// (19 MB in float64) streamed them from memory, and smaller groups ran the
 // same products faster. On a 2-core AMD EPYC sandbox (1 MiB L2 per core,
 // 32 MiB L3) with GOMAXPROCS=1, H = 200 and K = 20 in float64, budgets of
 // 1, 2, 4, 8 and 16 MiB (20, 10, 5, 3 and 2 groups) measured graph/oracle
 // about 1.8, 1.6, 1.47, 1.41 and 1.44, against 2.0–2.7 in one group: see
-// BenchmarkEnergyRatio and experiments/BENCHMARKS.md.
+// BenchmarkEnergyRatio and experiments/BENCHMARKS.md. Now that the
+// recurrence runs chain by chain (forwardOp, backOp), the budget no longer
+// matters there: one group and three measured the same, graph/oracle 1.13.
 var groupCacheBytes = 8 << 20
 
 // chainGroups splits cfg's chains into groups for GOMAXPROCS CPUs and the

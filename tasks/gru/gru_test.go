@@ -110,7 +110,7 @@ func TestLayout(t *testing.T) {
 
 // The energy and its gradient against the hand-written oracle, for segment
 // sizes that divide the sequence and that do not, with all, some and none
-// of the gate pre-activations kept between the passes.
+// of the gate activations kept between the passes.
 func TestEnergyAgainstOracle(t *testing.T) {
 	const H, K, T = 5, 3, 150
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -455,7 +455,7 @@ func TestMonitor(t *testing.T) {
 // TestChainGroupsGiveIdenticalResults evaluates 5 chains in one graph
 // (GOMAXPROCS 1), split into three groups run in parallel (GOMAXPROCS 3)
 // and split by the cache budget into five groups of one on one CPU
-// (GOMAXPROCS 1, groupCacheBytes below one chain's recurrent weights), over a sequence of several segments with part of the pre-activations
+// (GOMAXPROCS 1, groupCacheBytes below one chain's recurrent weights), over a sequence of several segments with part of the activations
 // recomputed, and scores a split: log-likelihoods, values and gradients
 // must agree bit for bit,
 // so results do not depend on the machine's number of CPUs.

@@ -30,7 +30,7 @@ type Config struct {
 	// when zero) or graph.Float32. Positions and results are float64
 	// either way.
 	Dtype graph.Dtype
-	// ActivationMemory bounds the bytes of gate pre-activations a gradient
+	// ActivationMemory bounds the bytes of gate activations a gradient
 	// keeps from its forward pass for its backward pass (3·K·S·H float64
 	// per segment; DefaultActivationMemory when zero). Segments beyond it
 	// are run forward a second time in the backward pass; negative keeps
@@ -81,7 +81,7 @@ func (c Config) withDefaults() (Config, error) {
 //	h' = (1−z)⊙h + z⊙ĥ
 //
 // The gradient runs the segments forward keeping the state entering each
-// (and, within Config.ActivationMemory, the gate pre-activations of each
+// (and, within Config.ActivationMemory, the gate activations of each
 // step), then backward in reverse order carrying the adjoint of the state,
 // so any length is exact, with memory bounded whatever the length.
 //
@@ -95,7 +95,7 @@ type Model struct {
 	x        []float64
 	mask     []float64
 	hs       [][]float64         // state entering each segment
-	rs       [][nGates][]float64 // pre-activations of stored segments, last segment first
+	rs       [][nGates][]float64 // gate activations of stored segments, last segment first
 	rScratch [nGates][]float64
 	adj      []float64 // adjoint of the state leaving the current segment
 	adjL     []float64
@@ -316,7 +316,7 @@ func (m *Model) NLLGrad(theta []float64, seq music.Sequence, scale float64, nll,
 	for len(m.rs) < stored {
 		m.rs = append(m.rs, [nGates][]float64{})
 	}
-	// Forward: the state entering every segment, and the pre-activations
+	// Forward: the state entering every segment, and the activations
 	// of the last segments (those the backward pass meets first)
 	// as far as the memory budget allows.
 	clear(m.hs[0])
@@ -397,7 +397,7 @@ func (m *Model) NLLGrad(theta []float64, seq music.Sequence, scale float64, nll,
 	return nil
 }
 
-// storable returns the number of segments whose pre-activations fit in the
+// storable returns the number of segments whose activations fit in the
 // memory budget.
 func (m *Model) storable() int {
 	if m.cfg.ActivationMemory < 0 {
@@ -419,7 +419,7 @@ func (m *Model) runState(seq music.Sequence, s int) error {
 	return m.seg.state.Run()
 }
 
-// readProducts copies the pre-activations of the last state run into r.
+// readProducts copies the gate activations of the last state run into r.
 func (m *Model) readProducts(r *[nGates][]float64) error {
 	for g, node := range m.seg.rOut {
 		if err := m.read(node, &r[g]); err != nil {

@@ -15,8 +15,7 @@ const DefaultScoreBatch = 8
 
 // Scorer computes log-likelihoods of whole splits for K chains with the
 // forward part of the segment graph, running B sequences side by side (the
-// recurrence's products then have B rows per chain, and every op of a step
-// serves B sequences). Each of the B slots takes a new sequence, longest
+// recurrence's products then have B rows per chain). Each of the B slots takes a new sequence, longest
 // first, at the first segment boundary after its previous one ends, so at
 // most S−1 steps per sequence are padding.
 //

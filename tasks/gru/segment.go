@@ -11,11 +11,11 @@ import (
 // segment is the graph of S steps of the GRU for K chains and B sequences
 // side by side, compiled into programs:
 //
-//   - state: the state after the segment and the gate pre-activations of its
-//     steps (the forward pass of a gradient);
+//   - state: the state after the segment and the gate activations z, r and ĥ
+//     of its steps (the forward pass of a gradient);
 //   - score: the state after the segment and the loss (evaluation);
 //   - vjp (when built with gradients): the loss and the vector-Jacobian
-//     product of the loss and the outgoing state, given the pre-activations
+//     product of the loss and the outgoing state, given the activations
 //     that state computed.
 //
 // Inputs: the parameters in kernel layout (see kernel); the hidden state hIn
@@ -23,42 +23,41 @@ import (
 // holding frame t of sequence b, repeated for every chain, which are also the
 // targets (frame t is predicted from the state before it, then consumed); a
 // mask (1, S·B) of the frames that count (0 for the padding after the end of
-// a sequence); and for vjp the pre-activations rIn (per gate, (K, S·B, H))
+// a sequence); and for vjp the activations rIn (per gate, (K, S·B, H))
 // and the adjoints adjL (K, B) of the loss and adjH (K, B, H) of the
 // outgoing state.
 //
 // Outputs: hOut (K, B, H), the state after the S frames; rOut, the gate
-// pre-activations x_t·Wx_g + b_g + (recurrent input)·U_g of every step (per
-// gate, (K, S·B, H)); loss (K, B), the negative log-likelihood
+// activations act_g(x_t·Wx_g + b_g + (recurrent input)·U_g) of every step
+// (σ or tanh, per gate, (K, S·B, H)); loss (K, B), the negative log-likelihood
 // −Σ_t mask_t log p(x_t | x_<t) of each chain and sequence; and for vjp the
 // adjoints of the parameters (kernel layout) and of hIn.
 //
 // The input projections of all S frames for all chains are one batched
-// product per gate; each step adds its rows to the recurrent product in one
-// op (gateOp). The vjp program replays the recurrence with the forward
-// pass's pre-activations as values (replayOp), so it runs no matrix product
-// per step but those of the backward pass. The gate weights get their
-// adjoints from the stacked adjoints dA_g (K, S·B, H) of the
-// pre-activations, which the vector-Jacobian product gives directly: dU_g =
-// Σ_t (recurrent input)ᵀ·dA_g,t, dWx_g = Xᵀ·dA_g and db_g = Σ_t dA_g,t are one
-// op each for the whole segment, where Gorgonia's own gradient would form
-// and add up an outer product per step.
+// product per gate; the recurrence of the S steps is one op (forwardOp),
+// and the states entering the steps, which the loss needs, another
+// (statesOp). The vjp program is hand-built from the forward pass's
+// activations rather than Gorgonia's gradient of S steps (see recur.go):
+// statesOp rebuilds the states, Gorgonia differentiates the loss with
+// respect to them and the output layer, and backOp runs the recurrence
+// backward into the stacked adjoints dA_g (K, S·B, H) of the gate
+// pre-activations. The gate weights' adjoints dU_g = Σ_t (recurrent
+// input)ᵀ·dA_g,t, dWx_g = Xᵀ·dA_g and db_g = Σ_t dA_g,t are one op each for
+// the whole segment.
 //
-// The forward and the replayed recurrence are two graphs with inputs of
-// their own (half): Gorgonia's differentiation sorts and scans the whole
-// graph once per node differentiated with respect to, so the gradient graph
-// builds faster without the forward one in it.
+// The forward and the backward pass are two graphs with inputs of their own
+// (half).
 type segment struct {
 	h, k, s, b int
 	dt         graph.Dtype
 
-	fw, bw       *half           // the forward graph and the replay (nil without gradients)
+	fw, bw       *half           // the forward and the backward graph (nil without gradients)
 	hOut         *G.Node         // forward recurrence
-	rOut         [nGates]*G.Node // its gate pre-activations
+	rOut         [nGates]*G.Node // its gate activations
 	loss         *G.Node         // its loss
-	rIn          [nGates]*G.Node // replayed recurrence: the pre-activations
+	rIn          [nGates]*G.Node // backward pass: the gate activations
 	adjL, adjH   *G.Node
-	lossV        *G.Node   // loss of the replayed recurrence
+	lossV        *G.Node   // loss recomputed by the backward pass
 	grads        []*G.Node // adjoints of params
 	dhIn         *G.Node
 	state, score *graph.Program
@@ -128,40 +127,20 @@ func newSegment(h, k, s, b int, dt graph.Dtype, grad bool) (*segment, error) {
 	return sg, nil
 }
 
-// recurrence holds the nodes of S steps of the GRU.
-type recurrence struct {
-	hPrev, rh G.Nodes         // per step: the state entering it, r⊙h
-	a         [nGates]G.Nodes // per gate and step: the pre-activation
-	hOut      *G.Node
+// unpack splits the output (K, 3·S·B + B, H) of forwardOp or backOp into
+// its three per-gate stacks (K, S·B, H) and its last B rows (K, B, H).
+func (sg *segment) unpack(packed *G.Node) (stacks [nGates]*G.Node, last *G.Node) {
+	sb := sg.s * sg.b
+	for gt := range stacks {
+		stacks[gt] = G.Must(graph.Slice(packed, 1, gt*sb, (gt+1)*sb))
+	}
+	return stacks, G.Must(graph.Slice(packed, 1, nGates*sb, nGates*sb+sg.b))
 }
 
-// recur builds S steps from the state h; pre(g, t, x) returns the
-// pre-activation of gate g at step t, whose recurrent input is x (h for z
-// and r, r⊙h for ĥ).
-func (sg *segment) recur(h *G.Node, pre func(g, t int, x *G.Node) (*G.Node, error)) (rc recurrence, err error) {
-	for t := 0; t < sg.s; t++ {
-		var a [nGates]*G.Node
-		if a[gateZ], err = pre(gateZ, t, h); err != nil {
-			return rc, err
-		}
-		if a[gateR], err = pre(gateR, t, h); err != nil {
-			return rc, err
-		}
-		z := G.Must(sigmoidNode(a[gateZ]))
-		r := G.Must(sigmoidNode(a[gateR]))
-		rh := G.Must(G.HadamardProd(r, h))
-		if a[gateH], err = pre(gateH, t, rh); err != nil {
-			return rc, err
-		}
-		hh := G.Must(tanhNode(a[gateH]))
-		rc.hPrev, rc.rh = append(rc.hPrev, h), append(rc.rh, rh)
-		for g := range a {
-			rc.a[g] = append(rc.a[g], a[g])
-		}
-		h = G.Must(G.Add(h, G.Must(G.HadamardProd(z, G.Must(G.Add(hh, graph.Neg(h))))))) // (1−z)⊙h + z⊙ĥ as h + z⊙(ĥ − h)
-	}
-	rc.hOut = h
-	return rc, nil
+// stepStates returns the states (K, S·B, H) entering the steps of hf, from the
+// gate activations y of the steps.
+func stepStates(hf *half, y [nGates]*G.Node) *G.Node {
+	return G.Must(G.ApplyOp(newStatesOp(), hf.hIn, y[gateZ], y[gateH]))
 }
 
 // nll returns the negative log-likelihood (K, B) of the frames of hf
@@ -187,52 +166,39 @@ func (sg *segment) build(grad bool) (err error) {
 	// The forward recurrence.
 	fh := sg.newHalf(true)
 	sg.fw = fh
-	fw, err := sg.recur(fh.hIn, func(gt, t int, x *G.Node) (*G.Node, error) {
-		return gate(fh.proj[gt], x, fh.params[kU+gt], t, B)
-	})
-	if err != nil {
-		return err
-	}
-	sg.hOut = fw.hOut
-	for gt := range sg.rOut {
-		sg.rOut[gt] = must(graph.Concat(1, fw.a[gt]...))
-	}
-	sg.loss = sg.nll(sg.fw, must(graph.Concat(1, fw.hPrev...)))
+	in := append(append(G.Nodes{}, fh.proj[:]...), fh.params[kU:kU+nGates]...)
+	sg.rOut, sg.hOut = sg.unpack(must(G.ApplyOp(newForwardOp(), append(in, fh.hIn)...)))
+	sg.loss = sg.nll(fh, stepStates(fh, sg.rOut))
 	if !grad {
 		return nil
 	}
 
-	// The replayed recurrence and its vector-Jacobian product, seeded with
-	// adjL and adjH, with respect to the gate pre-activations of every
-	// step, the incoming state and the output layer.
+	// The backward pass, seeded with adjL and adjH: the states entering the
+	// steps, rebuilt from the activations; the loss's vector-Jacobian
+	// product with respect to them and the output layer; and the
+	// recurrence's (backOp).
 	bw := sg.newHalf(false)
 	sg.bw = bw
 	for gt := range sg.rIn {
-		sg.rIn[gt] = graph.Input(bw.g, dt, fmt.Sprintf("R%s", paramNames[kU+gt][1:]), K, S*B, H)
+		sg.rIn[gt] = graph.Input(bw.g, dt, fmt.Sprintf("Y%s", paramNames[kU+gt][1:]), K, S*B, H)
 	}
 	sg.adjL = graph.Input(bw.g, dt, "adjLoss", K, B)
 	sg.adjH = graph.Input(bw.g, dt, "adjHOut", K, B, H)
-	rp, err := sg.recur(bw.hIn, func(gt, t int, x *G.Node) (*G.Node, error) {
-		return replay(x, bw.params[kU+gt], sg.rIn[gt], t, B)
-	})
-	if err != nil {
-		return err
-	}
-	hp := must(graph.Concat(1, rp.hPrev...)) // (K, S·B, H)
+	hp := stepStates(bw, sg.rIn) // (K, S·B, H)
 	sg.lossV = sg.nll(bw, hp)
-	wrt := append(append(append(G.Nodes{}, rp.a[gateZ]...), rp.a[gateR]...), rp.a[gateH]...)
-	wrt = append(wrt, bw.hIn, bw.params[kWo], bw.params[kBo])
-	adj, err := graph.VJP(G.Nodes{sg.lossV, rp.hOut}, G.Nodes{sg.adjL, sg.adjH}, wrt...)
+	adj, err := graph.VJP(G.Nodes{sg.lossV}, G.Nodes{sg.adjL}, hp, bw.params[kWo], bw.params[kBo])
 	if err != nil {
 		return err
 	}
+	in = append(G.Nodes{adj[0], sg.adjH, hp}, sg.rIn[:]...)
+	dAs, dhIn := sg.unpack(must(G.ApplyOp(newBackOp(), append(in, bw.params[kU:kU+nGates]...)...)))
 	// Stacked pre-activation adjoints dA_g (K, S·B, H) give the gate
 	// weights' adjoints: dWx_g = Xᵀ·dA_g, db_g = Σ_t dA_g, dU_g = Hᵀ·dA_g with
 	// H the states entering the steps (for z and r) or r⊙h (for ĥ).
 	sg.grads = make(G.Nodes, kParts)
-	rhs := must(graph.Concat(1, rp.rh...))
+	rhs := must(G.HadamardProd(sg.rIn[gateR], hp))
 	for gt := 0; gt < nGates; gt++ {
-		dA := must(graph.Concat(1, adj[gt*S:(gt+1)*S]...))
+		dA := dAs[gt]
 		sg.grads[kWx+gt] = must(G.BatchedMatMul(bw.x, dA, true, false))
 		sg.grads[kB+gt] = must(G.Sum(dA, 1))
 		in := hp
@@ -241,8 +207,8 @@ func (sg *segment) build(grad bool) (err error) {
 		}
 		sg.grads[kU+gt] = must(G.BatchedMatMul(in, dA, true, false))
 	}
-	sg.dhIn = adj[3*S]
-	sg.grads[kWo], sg.grads[kBo] = adj[3*S+1], adj[3*S+2]
+	sg.dhIn = dhIn
+	sg.grads[kWo], sg.grads[kBo] = adj[1], adj[2]
 	return nil
 }
 
