@@ -68,5 +68,15 @@
 // size the script writes into every name); trained at the test step
 // η = 0.025 rather than the script's 0.01, ours halves its KL on the
 // authors' test covariances and matches their ESS, and is still 2–4.5
-// times their KL (experiments/gaussian).
+// times their KL. The published schedule itself is the larger cause: with
+// 1 fresh unroll in 4, the losses are dominated by the transient from the
+// far initial states, and the trained sampler is worse than SGHMC on its
+// own training target (long-run KL 0.0174 against SGHMC's 0.0044 and the
+// authors' weights' 0.0019); with 1 fresh unroll in 10 it reaches 0.0018.
+// The toy experiment therefore trains with 12 × (1 + 9) unrolls and the
+// energy input per dimension (u = U/10 in training, U/20 at test, so that
+// f_Q is not extrapolated beyond the equilibrium energies it was trained
+// at): KL 0.028–0.040 on the authors' test covariances, SGHMC 0.042–0.066,
+// the authors' weights 0.013–0.021 (experiments/gaussian). The tasks'
+// defaults stay the authors' published ones.
 package train

@@ -4,7 +4,7 @@
 # with METASGMCMC_DATA pointing at the data directory (its gaussian/ holds
 # the authors' covariances: Cov_train_10d, the 10-D training target, and
 # Cov_rand_{1,2}_scale_0.6, Cov_rand_{3,4}_scale_0.5, the four 20-D test
-# targets). Meta-training takes about 23 minutes on 2 cores (it runs only when
+# targets). Meta-training takes about 8 minutes on 2 cores (it runs only when
 # sampler.json is missing), each 12,000-step NNSGHMC evaluation about 1 minute
 # alone, each SGHMC evaluation a few seconds. SEEDS (environment, default
 # "1 2") are the evaluation seeds. Finished runs (summary.json) are kept.
@@ -38,7 +38,7 @@ for c in $covs; do
 	for s in $seeds; do
 		cov=(--target-cov "$data/gaussian/$c" --seed "$s")
 		sample "$runs/nnsghmc-$c-$s" --flagfile $exp/nnsghmc.flags "${cov[@]}"
-		sample "$runs/authors-$c-$s" --flagfile $exp/nnsghmc.flags --meta "$runs/authors-toy.json" "${cov[@]}"
+		sample "$runs/authors-$c-$s" --flagfile $exp/nnsghmc.flags --meta "$runs/authors-toy.json" --energy-scale 1 "${cov[@]}"
 		sample "$runs/sghmc-$c-$s" --flagfile $exp/sghmc.flags "${cov[@]}"
 	done
 done
@@ -48,7 +48,7 @@ for t in 1 2 3 4 5; do
 	scale=0.6
 	case $t in 3 | 4) scale=0.5 ;; esac
 	sample "$runs/nnsghmc-seeded-$t" --flagfile $exp/nnsghmc.flags --target-seed $t --target-scale $scale
-	sample "$runs/authors-seeded-$t" --flagfile $exp/nnsghmc.flags --meta "$runs/authors-toy.json" --target-seed $t --target-scale $scale
+	sample "$runs/authors-seeded-$t" --flagfile $exp/nnsghmc.flags --meta "$runs/authors-toy.json" --energy-scale 1 --target-seed $t --target-scale $scale
 	sample "$runs/sghmc-seeded-$t" --flagfile $exp/sghmc.flags --target-seed $t --target-scale $scale
 done
 
@@ -85,10 +85,11 @@ c1=Cov_rand_1_scale_0.6
 "$bin/figures" curves -metric kl -out $exp/kl -title "KL of the fitted Gaussian, the authors' 20-D test target 1 (seed 1)" \
 	"NNSGHMC (ours)=$runs/nnsghmc-$c1-1" "NNSGHMC (authors' weights)=$runs/authors-$c1-1" SGHMC="$runs/sghmc-$c1-1"
 "$bin/sample" --task gaussian2d --sampler nnsghmc --meta $exp/sampler.json --chains 1 --steps 500 --step-size 0.025 \
-	--noise 1 --trace-every 1 --quiet --force --out "$runs/traj-nnsghmc"
+	--energy-scale 0.5 --noise 1 --trace-every 1 --quiet --force --out "$runs/traj-nnsghmc"
 "$bin/sample" --task gaussian2d --sampler sghmc --chains 1 --steps 500 --step-size 0.025 --friction 1 \
 	--noise 1 --trace-every 1 --quiet --force --out "$runs/traj-sghmc"
 "$bin/figures" trajectories -task gaussian2d -out $exp/trajectories \
 	-title "one chain for ηT = 12.5 on a 2-D Gaussian, gradient noise σ = 1" \
 	NNSGHMC="$runs/traj-nnsghmc" SGHMC="$runs/traj-sghmc"
-"$bin/figures" nets -meta $exp/sampler.json -out $exp/nets
+# the networks over the energy inputs per dimension u = U/d of the test targets' equilibria (about 1)
+"$bin/figures" nets -meta $exp/sampler.json -energy 0,3 -fixed-energy 1 -gradient=-20,20 -out $exp/nets
