@@ -143,6 +143,11 @@ type Trainer struct {
 
 	spare [][]float64 // vectors of length n that finished windows gave back
 
+	// the losses' buffers, reused from one evaluation time to the next
+	stein           steinWork
+	rowPos, rowGrad mat.Dense    // samples' positions and gradients as rows
+	back            [5][]float64 // the backward pass's adjoints, allocated once
+
 	frozen bool            // test hook: network inputs fed from the record
 	record func(*unrolled) // test hook: sees every finished unroll
 }
@@ -427,7 +432,7 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			}
 			if isCross {
 				pos, grad := t.rowsOf(theta, leval.Grad, allChains(t.k))
-				adj, err := steinAdjoints(pos, grad, cfg.Cross.Lambda, cfg.Cross.Weight/float64(t.k*crossTimes))
+				adj, err := steinAdjoints(&t.stein, pos, grad, cfg.Cross.Lambda, cfg.Cross.Weight/float64(t.k*crossTimes))
 				if err != nil {
 					return nil, nil, nil, fmt.Errorf("train: cross-chain loss at step %d: %w", j, err)
 				}
@@ -438,7 +443,7 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 				cross.nSamples += t.k
 			}
 			if isIn {
-				inPos[j], inGrad[j] = clone(theta), clone(leval.Grad)
+				inPos[j], inGrad[j] = t.copyOf(theta), t.copyOf(leval.Grad)
 				for _, c := range inChains {
 					in.energy += leval.U[c]
 					in.nSamples++
@@ -450,6 +455,7 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			if err := t.backward(w, cross.adj, cross.grad); err != nil {
 				return nil, nil, nil, err
 			}
+			t.release(cross.adj, a, b)
 		}
 		keep := in != nil && in.hasTime(a, b)
 		if keep {
@@ -471,28 +477,27 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			}
 		}
 		np := len(ts) * len(inChains)
-		pos := mat.NewDense(np, t.d, nil)
-		grad := mat.NewDense(np, t.d, nil)
+		reuse(&t.rowPos, np, t.d)
+		reuse(&t.rowGrad, np, t.d)
 		for a, j := range ts {
 			for b, c := range inChains {
-				for i := 0; i < t.d; i++ {
-					pos.Set(a*len(inChains)+b, i, inPos[j][i*t.k+c])
-					grad.Set(a*len(inChains)+b, i, inGrad[j][i*t.k+c])
+				pos, grad := t.rowPos.RawRowView(a*len(inChains)+b), t.rowGrad.RawRowView(a*len(inChains)+b)
+				for i := range pos {
+					pos[i] = inPos[j][i*t.k+c]
+					grad[i] = inGrad[j][i*t.k+c]
 				}
 			}
+			if t.record == nil {
+				t.spare = append(t.spare, inPos[j], inGrad[j])
+			}
 		}
-		adj, err := steinAdjoints(pos, grad, cfg.InChain.Lambda, cfg.InChain.Weight/float64(np))
+		adj, err := steinAdjoints(&t.stein, &t.rowPos, &t.rowGrad, cfg.InChain.Lambda, cfg.InChain.Weight/float64(np))
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("train: in-chain loss: %w", err)
 		}
 		for a, j := range ts {
-			v := make([]float64, t.n)
-			for b, c := range inChains {
-				for i := 0; i < t.d; i++ {
-					v[i*t.k+c] = adj.At(a*len(inChains)+b, i)
-				}
-			}
-			in.adj[j] = v
+			rows := adj.Slice(a*len(inChains), (a+1)*len(inChains), 0, t.d).(*mat.Dense)
+			in.adj[j] = t.coordMajor(rows, inChains)
 		}
 		for _, w := range kept {
 			if err := t.backward(w, in.adj, in.grad); err != nil {
@@ -502,6 +507,7 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 				t.giveBack(w)
 			}
 		}
+		t.release(in.adj, 0, cfg.Steps)
 	}
 
 	// one optimiser step per loss, in order
