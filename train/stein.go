@@ -25,10 +25,11 @@ func Stein(x *mat.Dense, lambda float64) (*mat.Dense, error) {
 }
 
 // steinWork is the workspace of Stein estimates: a trainer keeps one and
-// reuses its buffers (two of n × d) from one estimate to the next.
+// reuses its buffers from one estimate to the next. One n × d matrix holds
+// K·x, then ∇K, then the estimate.
 type steinWork struct {
 	sq, sorted, rowSum []float64
-	kx, gradK, g       mat.Dense
+	g                  mat.Dense
 }
 
 // estimate is Stein with the workspace's buffers. The result is the
@@ -81,13 +82,12 @@ func (w *steinWork) estimate(x *mat.Dense, lambda float64) (*mat.Dense, error) {
 		}
 	}
 	// ∇K = (2/med)·(diag(K·1)·x − K·x)
-	reuse(&w.kx, n, d)
-	w.kx.Mul(k, x)
-	reuse(&w.gradK, n, d)
+	reuse(&w.g, n, d)
+	w.g.Mul(k, x)
 	for i := 0; i < n; i++ {
-		xi, kxi, gi := x.RawRowView(i), w.kx.RawRowView(i), w.gradK.RawRowView(i)
+		xi, gi := x.RawRowView(i), w.g.RawRowView(i)
 		for c := range gi {
-			gi[c] = 2 / med * (rowSum[i]*xi[c] - kxi[c])
+			gi[c] = 2 / med * (rowSum[i]*xi[c] - gi[c])
 		}
 	}
 	for i := 0; i < n; i++ {
@@ -97,8 +97,7 @@ func (w *steinWork) estimate(x *mat.Dense, lambda float64) (*mat.Dense, error) {
 	if !ch.Factorize(k) {
 		return nil, errors.New("stein: K + λI is not positive definite")
 	}
-	reuse(&w.g, n, d)
-	if err := ch.SolveTo(&w.g, &w.gradK); err != nil {
+	if err := ch.SolveTo(&w.g, &w.g); err != nil { // in place
 		return nil, fmt.Errorf("stein: %w", err)
 	}
 	w.g.Scale(-1, &w.g)

@@ -146,14 +146,15 @@ type Trainer struct {
 	// the losses' buffers, reused from one evaluation time to the next
 	stein           steinWork
 	rowPos, rowGrad mat.Dense    // samples' positions and gradients as rows
-	back            [5][]float64 // the backward pass's adjoints, allocated once
+	back            [4][]float64 // the backward pass's adjoints, allocated once
+	feat            [2][]float64 // a step's full u and gradient feature
 
 	frozen bool            // test hook: network inputs fed from the record
 	record func(*unrolled) // test hook: sees every finished unroll
 }
 
 // vector returns a vector of length n with undefined contents: a spare one
-// when there is one. An unroll's records take seven per step; reusing them
+// when there is one. An unroll's records take five per step; reusing them
 // spares the garbage collector gigabytes per unroll on the GRU.
 func (t *Trainer) vector() []float64 {
 	if len(t.spare) == 0 {
@@ -174,7 +175,7 @@ func (t *Trainer) copyOf(x []float64) []float64 {
 // giveBack returns a finished window's vectors for reuse.
 func (t *Trainer) giveBack(w window) {
 	for _, r := range w.recs {
-		t.spare = append(t.spare, r.theta, r.p, r.u, r.du, r.gfeat, r.grad, r.noise)
+		t.spare = append(t.spare, r.theta, r.p, r.du, r.grad, r.noise)
 	}
 	t.spare = append(t.spare, w.pEnd)
 }
@@ -320,9 +321,24 @@ func (t *Trainer) Run(ctx context.Context, onRow func(Row), onEpoch func() error
 	return nil
 }
 
-// record holds the inputs of one sampler step.
+// record holds the inputs of one sampler step. Of the networks' inputs it
+// keeps u once per chain (samplers.Features repeats it over the chain's
+// coordinates) and not the gradient feature, a multiple of grad: features
+// rebuilds both, sparing two vectors of length n per step.
 type record struct {
-	theta, p, u, du, gfeat, grad, noise []float64
+	theta, p, du, grad, noise []float64
+	u                         []float64 // u per chain (length K)
+}
+
+// features rebuilds the step's network inputs, with u and gfeat (length n)
+// to hold the full u and gradient feature, for a target of data size n.
+func (r *record) features(nn *samplers.NNConfig, n float64, u, gfeat []float64) *samplers.Features {
+	k := len(r.u)
+	for j := range u {
+		u[j] = r.u[j%k]
+	}
+	nn.GradFeatures(gfeat, r.grad, n)
+	return &samplers.Features{U: u, DU: r.du, GFeat: gfeat}
 }
 
 // window is a stretch of steps [a, b) between two cuts of the gradient.
@@ -334,9 +350,10 @@ type window struct {
 
 // unrolled is everything one unroll produced, for tests.
 type unrolled struct {
-	windows []window
-	adj     []map[int][]float64 // per loss: ∂L/∂θ_j
-	grads   [][][]float64       // per loss: ∂L/∂φ
+	dataSize float64 // the target's, for record.features
+	windows  []window
+	adj      []map[int][]float64 // per loss: ∂L/∂θ_j
+	grads    [][][]float64       // per loss: ∂L/∂φ
 }
 
 // unroll runs one unroll from the trainer's state, back-propagates the
@@ -388,7 +405,7 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 
 	eval, leval := tasks.NewEval(t.d, t.k), tasks.NewEval(t.d, t.k)
 	var kept []window
-	out := &unrolled{}
+	out := &unrolled{dataSize: t.prob.Target.DataSize()}
 	for a := 0; a < cfg.Steps; a += cfg.Window {
 		b := min(a+cfg.Window, cfg.Steps)
 		w := window{a: a, b: b}
@@ -403,15 +420,16 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			if !tasks.Finite(eval.U) || !tasks.Finite(eval.Grad) {
 				return nil, nil, nil, &DivergenceError{Position: t.pos, Step: s, What: "the energy or its gradient"}
 			}
-			feat := samplers.Features{U: t.vector(), DU: t.vector(), GFeat: t.vector()}
+			feat := samplers.Features{U: t.feat[0], DU: t.vector(), GFeat: t.feat[1]}
 			t.nn.Features(eval, t.d, t.k, t.prob.Target.DataSize(), &feat)
-			rec.u, rec.du, rec.gfeat = feat.U, feat.DU, feat.GFeat
+			t.feat[0], t.feat[1] = feat.U, feat.GFeat
+			rec.u, rec.du = clone(feat.U[:t.k]), feat.DU
 			rec.grad = t.copyOf(eval.Grad)
 			rec.noise = t.vector()
 			for i := range rec.noise {
 				rec.noise[i] = rng.NormFloat64()
 			}
-			if err := t.fwd.Update(theta, p, &samplers.Features{U: rec.u, DU: rec.du, GFeat: rec.gfeat}, rec.grad, rec.noise); err != nil {
+			if err := t.fwd.Update(theta, p, &feat, rec.grad, rec.noise); err != nil {
 				return nil, nil, nil, err
 			}
 			if !samplers.Bounded(theta) || !samplers.Bounded(p) {

@@ -55,7 +55,11 @@ func (t *Trainer) backward(w window, adj map[int][]float64, grad [][]float64) er
 		clear(v)
 	}
 	aTheta, aP, gTheta, gP := t.back[0], t.back[1], t.back[2], t.back[3]
-	qd := t.back[4] // the Q_f that D_f sees, on the frozen path
+	var qd []float64 // the Q_f that D_f sees, on the frozen path
+	if t.frozen {
+		qd = make([]float64, t.n)
+	}
+	u, gfeat := t.feat[0], t.feat[1] // the forward pass is done with them
 	step := make([][]float64, len(grad))
 	for i := range grad {
 		step[i] = make([]float64, len(grad[i]))
@@ -67,13 +71,14 @@ func (t *Trainer) backward(w window, adj map[int][]float64, grad [][]float64) er
 			}
 		}
 		r := w.recs[s-w.a]
-		in := [][]float64{r.theta, r.p, r.u, r.du, r.gfeat, r.grad, r.noise, aTheta, aP}
+		f := r.features(&t.nn, t.prob.Target.DataSize(), u, gfeat)
+		in := [][]float64{r.theta, r.p, f.U, f.DU, f.GFeat, r.grad, r.noise, aTheta, aP}
 		if t.frozen {
 			pNext := w.pEnd
 			if s+1 < w.b {
 				pNext = w.recs[s+1-w.a].p
 			}
-			t.nn.QF(r.u, r.p, qd)
+			t.nn.QF(f.U, r.p, qd)
 			in = append(in, r.p, pNext, qd)
 		}
 		if err := t.vjp.Run(in, [][]float64{gTheta, gP}, step); err != nil {
