@@ -119,7 +119,9 @@ func (r *replay) loss(l int) (float64, error) {
 				pNext = w.recs[s+1-w.a].p
 			}
 			f := rec.features(&r.base, r.u.dataSize, make([]float64, len(rec.p)), make([]float64, len(rec.p)))
-			if err := r.sg.Feed(theta, p, f, rec.grad, rec.noise); err != nil {
+			noise := make([]float64, len(rec.p))
+			rec.noiseInto(noise)
+			if err := r.sg.Feed(theta, p, f, rec.grad, noise); err != nil {
 				return 0, err
 			}
 			graph.SetValue(r.sg.PIn, rec.p)

@@ -148,13 +148,14 @@ type Trainer struct {
 	rowPos, rowGrad mat.Dense    // samples' positions and gradients as rows
 	back            [4][]float64 // the backward pass's adjoints, allocated once
 	feat            [2][]float64 // a step's full u and gradient feature
+	noise           []float64    // a step's noise ξ_t
 
 	frozen bool            // test hook: network inputs fed from the record
 	record func(*unrolled) // test hook: sees every finished unroll
 }
 
 // vector returns a vector of length n with undefined contents: a spare one
-// when there is one. An unroll's records take five per step; reusing them
+// when there is one. An unroll's records take four per step; reusing them
 // spares the garbage collector gigabytes per unroll on the GRU.
 func (t *Trainer) vector() []float64 {
 	if len(t.spare) == 0 {
@@ -175,7 +176,7 @@ func (t *Trainer) copyOf(x []float64) []float64 {
 // giveBack returns a finished window's vectors for reuse.
 func (t *Trainer) giveBack(w window) {
 	for _, r := range w.recs {
-		t.spare = append(t.spare, r.theta, r.p, r.du, r.grad, r.noise)
+		t.spare = append(t.spare, r.theta, r.p, r.du, r.grad)
 	}
 	t.spare = append(t.spare, w.pEnd)
 }
@@ -324,10 +325,25 @@ func (t *Trainer) Run(ctx context.Context, onRow func(Row), onEpoch func() error
 // record holds the inputs of one sampler step. Of the networks' inputs it
 // keeps u once per chain (samplers.Features repeats it over the chain's
 // coordinates) and not the gradient feature, a multiple of grad: features
-// rebuilds both, sparing two vectors of length n per step.
+// rebuilds both. Of the noise it keeps the generator's state that drew it:
+// noiseInto draws it again. That spares three vectors of length n per step.
 type record struct {
-	theta, p, du, grad, noise []float64
-	u                         []float64 // u per chain (length K)
+	theta, p, du, grad []float64
+	u                  []float64 // u per chain (length K)
+	noise              rand.PCG  // the generator before drawing ξ_t
+}
+
+// normals fills v with standard normal draws from rng.
+func normals(v []float64, rng *rand.Rand) {
+	for i := range v {
+		v[i] = rng.NormFloat64()
+	}
+}
+
+// noiseInto writes the step's noise ξ_t into v (length n).
+func (r *record) noiseInto(v []float64) {
+	src := r.noise
+	normals(v, rand.New(&src))
 }
 
 // features rebuilds the step's network inputs, with u and gfeat (length n)
@@ -425,11 +441,12 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			t.feat[0], t.feat[1] = feat.U, feat.GFeat
 			rec.u, rec.du = clone(feat.U[:t.k]), feat.DU
 			rec.grad = t.copyOf(eval.Grad)
-			rec.noise = t.vector()
-			for i := range rec.noise {
-				rec.noise[i] = rng.NormFloat64()
+			if t.noise == nil {
+				t.noise = make([]float64, t.n)
 			}
-			if err := t.fwd.Update(theta, p, &feat, rec.grad, rec.noise); err != nil {
+			rec.noise = *t.pcg // rng's source
+			normals(t.noise, rng)
+			if err := t.fwd.Update(theta, p, &feat, rec.grad, t.noise); err != nil {
 				return nil, nil, nil, err
 			}
 			if !samplers.Bounded(theta) || !samplers.Bounded(p) {

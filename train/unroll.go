@@ -72,7 +72,8 @@ func (t *Trainer) backward(w window, adj map[int][]float64, grad [][]float64) er
 		}
 		r := w.recs[s-w.a]
 		f := r.features(&t.nn, t.prob.Target.DataSize(), u, gfeat)
-		in := [][]float64{r.theta, r.p, f.U, f.DU, f.GFeat, r.grad, r.noise, aTheta, aP}
+		r.noiseInto(t.noise)
+		in := [][]float64{r.theta, r.p, f.U, f.DU, f.GFeat, r.grad, t.noise, aTheta, aP}
 		if t.frozen {
 			pNext := w.pEnd
 			if s+1 < w.b {
