@@ -149,6 +149,7 @@ type Trainer struct {
 	back            [4][]float64 // the backward pass's adjoints, allocated once
 	feat            [2][]float64 // a step's full u and gradient feature
 	noise           []float64    // a step's noise ξ_t
+	eval            *tasks.Eval  // the targets' evaluations
 
 	frozen bool            // test hook: network inputs fed from the record
 	record func(*unrolled) // test hook: sees every finished unroll
@@ -419,7 +420,12 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 	inPos := map[int][]float64{}  // θ_j at in-chain times
 	inGrad := map[int][]float64{} // ∇Ũ(θ_j) at in-chain times
 
-	eval, leval := tasks.NewEval(t.d, t.k), tasks.NewEval(t.d, t.k)
+	// a step is done with the dynamics' evaluation before the losses' one
+	// starts: one Eval serves both
+	if t.eval == nil {
+		t.eval = tasks.NewEval(t.d, t.k)
+	}
+	eval, leval := t.eval, t.eval
 	var kept []window
 	out := &unrolled{dataSize: t.prob.Target.DataSize()}
 	for a := 0; a < cfg.Steps; a += cfg.Window {
