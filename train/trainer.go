@@ -143,7 +143,9 @@ type Trainer struct {
 
 	spare [][]float64 // vectors of length n that finished windows gave back
 
-	// the losses' buffers, reused from one evaluation time to the next
+	// buffers allocated once and reused from step to step and unroll to
+	// unroll: the losses' (Stein's workspace, the rows), the backward pass's,
+	// and the forward pass's that the records do not keep
 	stein           steinWork
 	rowPos, rowGrad mat.Dense    // samples' positions and gradients as rows
 	back            [4][]float64 // the backward pass's adjoints, allocated once
