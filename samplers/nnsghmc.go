@@ -201,7 +201,7 @@ type featureScales struct {
 // scales returns the feature scales of the evaluation e of a target of
 // dimension d and data size n.
 func (cfg *NNConfig) scales(e *tasks.Eval, d int, n float64) featureScales {
-	sc := featureScales{coef: 1, su: cfg.EnergyScale / n, sg: cfg.GradScale / n, u: make([]float64, len(e.U))}
+	sc := featureScales{coef: 1, su: cfg.EnergyScale / n, sg: cfg.gradScale(n), u: make([]float64, len(e.U))}
 	if cfg.TrainDim > 0 {
 		sc.coef = float64(cfg.TrainDim) / float64(d)
 	}
@@ -209,6 +209,19 @@ func (cfg *NNConfig) scales(e *tasks.Eval, d int, n float64) featureScales {
 		sc.u[c] = sc.su * (e.U[c] + (sc.coef-1)*e.Prior[c])
 	}
 	return sc
+}
+
+// gradScale is s_g/N, the factor of the gradient feature for data size n.
+func (cfg *NNConfig) gradScale(n float64) float64 { return cfg.GradScale / n }
+
+// GradFeatures writes into dst the gradient feature s_g·∇Ũ/N of the
+// gradient grad and data size n: Features' GFeat, bit for bit, rebuilt from
+// the gradient alone (meta-training keeps the gradient, not the feature).
+func (cfg *NNConfig) GradFeatures(dst, grad []float64, n float64) {
+	sg := cfg.gradScale(n)
+	for j, g := range grad {
+		dst[j] = sg * g
+	}
 }
 
 func grow(x []float64, n int) []float64 {

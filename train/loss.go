@@ -101,9 +101,10 @@ func (c *InChain) validate(k int) error {
 }
 
 // steinAdjoints returns scale·(∇Ũ + ĝ) for the pooled samples, whose
-// positions and energy gradients are given as rows.
-func steinAdjoints(pos, grad *mat.Dense, lambda, scale float64) (*mat.Dense, error) {
-	g, err := Stein(pos, lambda)
+// positions and energy gradients are given as rows, in w's memory (valid
+// until w's next estimate).
+func steinAdjoints(w *steinWork, pos, grad *mat.Dense, lambda, scale float64) (*mat.Dense, error) {
+	g, err := w.estimate(pos, lambda)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,21 @@ import (
 //
 // The i-th row of the result estimates ∇ log q(x_i).
 func Stein(x *mat.Dense, lambda float64) (*mat.Dense, error) {
+	var w steinWork
+	return w.estimate(x, lambda)
+}
+
+// steinWork is the workspace of Stein estimates: a trainer keeps one and
+// reuses its buffers from one estimate to the next. One n × d matrix holds
+// K·x, then ∇K, then the estimate.
+type steinWork struct {
+	sq, sorted, rowSum []float64
+	g                  mat.Dense
+}
+
+// estimate is Stein with the workspace's buffers. The result is the
+// workspace's and is overwritten by the next estimate.
+func (w *steinWork) estimate(x *mat.Dense, lambda float64) (*mat.Dense, error) {
 	n, d := x.Dims()
 	if n < 2 {
 		return nil, fmt.Errorf("stein: %d samples, need at least 2", n)
@@ -27,9 +42,11 @@ func Stein(x *mat.Dense, lambda float64) (*mat.Dense, error) {
 	if !(lambda > 0) {
 		return nil, fmt.Errorf("stein: ridge λ must be positive, got %v", lambda)
 	}
-	sq := make([]float64, n*n)
+	w.sq = resize(w.sq, n*n)
+	sq := w.sq
 	for i := 0; i < n; i++ {
 		xi := x.RawRowView(i)
+		sq[i*n+i] = 0
 		for j := i + 1; j < n; j++ {
 			xj := x.RawRowView(j)
 			s := 0.0
@@ -40,14 +57,16 @@ func Stein(x *mat.Dense, lambda float64) (*mat.Dense, error) {
 			sq[i*n+j], sq[j*n+i] = s, s
 		}
 	}
-	sorted := append([]float64(nil), sq...)
-	sort.Float64s(sorted)
-	med := sorted[(len(sorted)-1)/2] // the lower median, as torch.median
+	w.sorted = append(w.sorted[:0], sq...)
+	sort.Float64s(w.sorted)
+	med := w.sorted[(len(w.sorted)-1)/2] // the lower median, as torch.median
 	if !(med > 0) || math.IsInf(med, 0) {
 		return nil, errors.New("stein: the median squared distance between samples is not a positive number (are more than half of the samples identical?)")
 	}
 	k := mat.NewSymDense(n, nil)
-	rowSum := make([]float64, n)
+	w.rowSum = resize(w.rowSum, n)
+	rowSum := w.rowSum
+	clear(rowSum)
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
 			v := math.Exp(-sq[i*n+j] / med)
@@ -63,12 +82,12 @@ func Stein(x *mat.Dense, lambda float64) (*mat.Dense, error) {
 		}
 	}
 	// ∇K = (2/med)·(diag(K·1)·x − K·x)
-	var kx mat.Dense
-	kx.Mul(k, x)
-	gradK := mat.NewDense(n, d, nil)
+	reuse(&w.g, n, d)
+	w.g.Mul(k, x)
 	for i := 0; i < n; i++ {
-		for c := 0; c < d; c++ {
-			gradK.Set(i, c, 2/med*(rowSum[i]*x.At(i, c)-kx.At(i, c)))
+		xi, gi := x.RawRowView(i), w.g.RawRowView(i)
+		for c := range gi {
+			gi[c] = 2 / med * (rowSum[i]*xi[c] - gi[c])
 		}
 	}
 	for i := 0; i < n; i++ {
@@ -78,10 +97,31 @@ func Stein(x *mat.Dense, lambda float64) (*mat.Dense, error) {
 	if !ch.Factorize(k) {
 		return nil, errors.New("stein: K + λI is not positive definite")
 	}
-	g := mat.NewDense(n, d, nil)
-	if err := ch.SolveTo(g, gradK); err != nil {
+	if err := ch.SolveTo(&w.g, &w.g); err != nil { // in place
 		return nil, fmt.Errorf("stein: %w", err)
 	}
-	g.Scale(-1, g)
-	return g, nil
+	w.g.Scale(-1, &w.g)
+	return &w.g, nil
+}
+
+// resize returns s with length n, reallocated only when its capacity is
+// short; its contents are undefined.
+func resize(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+// reuse makes m an r × c matrix with undefined contents, in its own memory
+// when that is large enough.
+func reuse(m *mat.Dense, r, c int) {
+	if rr, cc := m.Dims(); rr == r && cc == c {
+		return
+	}
+	raw := m.RawMatrix().Data
+	if cap(raw) < r*c {
+		raw = make([]float64, r*c)
+	}
+	*m = *mat.NewDense(r, c, raw[:r*c])
 }

@@ -118,14 +118,16 @@ func (r *replay) loss(l int) (float64, error) {
 			if s+1 < w.b {
 				pNext = w.recs[s+1-w.a].p
 			}
-			f := &samplers.Features{U: rec.u, DU: rec.du, GFeat: rec.gfeat}
-			if err := r.sg.Feed(theta, p, f, rec.grad, rec.noise); err != nil {
+			f := rec.features(&r.base, r.u.dataSize, make([]float64, len(rec.p)), make([]float64, len(rec.p)))
+			noise := make([]float64, len(rec.p))
+			rec.noiseInto(noise)
+			if err := r.sg.Feed(theta, p, f, rec.grad, noise); err != nil {
 				return 0, err
 			}
 			graph.SetValue(r.sg.PIn, rec.p)
 			graph.SetValue(r.sg.PNextIn, pNext)
 			qd := make([]float64, len(rec.p))
-			r.base.QF(rec.u, rec.p, qd)
+			r.base.QF(f.U, rec.p, qd)
 			graph.SetValue(r.sg.QDIn, qd)
 			if err := r.prog.Run(); err != nil {
 				return 0, err

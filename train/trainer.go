@@ -143,12 +143,22 @@ type Trainer struct {
 
 	spare [][]float64 // vectors of length n that finished windows gave back
 
+	// buffers allocated once and reused from step to step and unroll to
+	// unroll: the losses' (Stein's workspace, the rows), the backward pass's,
+	// and the forward pass's that the records do not keep
+	stein           steinWork
+	rowPos, rowGrad mat.Dense    // samples' positions and gradients as rows
+	back            [4][]float64 // the backward pass's adjoints, allocated once
+	feat            [2][]float64 // a step's full u and gradient feature
+	noise           []float64    // a step's noise ξ_t
+	eval            *tasks.Eval  // the targets' evaluations
+
 	frozen bool            // test hook: network inputs fed from the record
 	record func(*unrolled) // test hook: sees every finished unroll
 }
 
 // vector returns a vector of length n with undefined contents: a spare one
-// when there is one. An unroll's records take seven per step; reusing them
+// when there is one. An unroll's records take four per step; reusing them
 // spares the garbage collector gigabytes per unroll on the GRU.
 func (t *Trainer) vector() []float64 {
 	if len(t.spare) == 0 {
@@ -169,7 +179,7 @@ func (t *Trainer) copyOf(x []float64) []float64 {
 // giveBack returns a finished window's vectors for reuse.
 func (t *Trainer) giveBack(w window) {
 	for _, r := range w.recs {
-		t.spare = append(t.spare, r.theta, r.p, r.u, r.du, r.gfeat, r.grad, r.noise)
+		t.spare = append(t.spare, r.theta, r.p, r.du, r.grad)
 	}
 	t.spare = append(t.spare, w.pEnd)
 }
@@ -315,9 +325,39 @@ func (t *Trainer) Run(ctx context.Context, onRow func(Row), onEpoch func() error
 	return nil
 }
 
-// record holds the inputs of one sampler step.
+// record holds the inputs of one sampler step. Of the networks' inputs it
+// keeps u once per chain (samplers.Features repeats it over the chain's
+// coordinates) and not the gradient feature, a multiple of grad: features
+// rebuilds both. Of the noise it keeps the generator's state that drew it:
+// noiseInto draws it again. That spares three vectors of length n per step.
 type record struct {
-	theta, p, u, du, gfeat, grad, noise []float64
+	theta, p, du, grad []float64
+	u                  []float64 // u per chain (length K)
+	noise              rand.PCG  // the generator before drawing ξ_t
+}
+
+// normals fills v with standard normal draws from rng.
+func normals(v []float64, rng *rand.Rand) {
+	for i := range v {
+		v[i] = rng.NormFloat64()
+	}
+}
+
+// noiseInto writes the step's noise ξ_t into v (length n).
+func (r *record) noiseInto(v []float64) {
+	src := r.noise
+	normals(v, rand.New(&src))
+}
+
+// features rebuilds the step's network inputs, with u and gfeat (length n)
+// to hold the full u and gradient feature, for a target of data size n.
+func (r *record) features(nn *samplers.NNConfig, n float64, u, gfeat []float64) *samplers.Features {
+	k := len(r.u)
+	for j := range u {
+		u[j] = r.u[j%k]
+	}
+	nn.GradFeatures(gfeat, r.grad, n)
+	return &samplers.Features{U: u, DU: r.du, GFeat: gfeat}
 }
 
 // window is a stretch of steps [a, b) between two cuts of the gradient.
@@ -329,9 +369,10 @@ type window struct {
 
 // unrolled is everything one unroll produced, for tests.
 type unrolled struct {
-	windows []window
-	adj     []map[int][]float64 // per loss: ∂L/∂θ_j
-	grads   [][][]float64       // per loss: ∂L/∂φ
+	dataSize float64 // the target's, for record.features
+	windows  []window
+	adj      []map[int][]float64 // per loss: ∂L/∂θ_j
+	grads    [][][]float64       // per loss: ∂L/∂φ
 }
 
 // unroll runs one unroll from the trainer's state, back-propagates the
@@ -381,9 +422,14 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 	inPos := map[int][]float64{}  // θ_j at in-chain times
 	inGrad := map[int][]float64{} // ∇Ũ(θ_j) at in-chain times
 
-	eval, leval := tasks.NewEval(t.d, t.k), tasks.NewEval(t.d, t.k)
+	// a step is done with the dynamics' evaluation before the losses' one
+	// starts: one Eval serves both
+	if t.eval == nil {
+		t.eval = tasks.NewEval(t.d, t.k)
+	}
+	eval, leval := t.eval, t.eval
 	var kept []window
-	out := &unrolled{}
+	out := &unrolled{dataSize: t.prob.Target.DataSize()}
 	for a := 0; a < cfg.Steps; a += cfg.Window {
 		b := min(a+cfg.Window, cfg.Steps)
 		w := window{a: a, b: b}
@@ -398,15 +444,17 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			if !tasks.Finite(eval.U) || !tasks.Finite(eval.Grad) {
 				return nil, nil, nil, &DivergenceError{Position: t.pos, Step: s, What: "the energy or its gradient"}
 			}
-			feat := samplers.Features{U: t.vector(), DU: t.vector(), GFeat: t.vector()}
+			feat := samplers.Features{U: t.feat[0], DU: t.vector(), GFeat: t.feat[1]}
 			t.nn.Features(eval, t.d, t.k, t.prob.Target.DataSize(), &feat)
-			rec.u, rec.du, rec.gfeat = feat.U, feat.DU, feat.GFeat
+			t.feat[0], t.feat[1] = feat.U, feat.GFeat
+			rec.u, rec.du = clone(feat.U[:t.k]), feat.DU
 			rec.grad = t.copyOf(eval.Grad)
-			rec.noise = t.vector()
-			for i := range rec.noise {
-				rec.noise[i] = rng.NormFloat64()
+			if t.noise == nil {
+				t.noise = make([]float64, t.n)
 			}
-			if err := t.fwd.Update(theta, p, &samplers.Features{U: rec.u, DU: rec.du, GFeat: rec.gfeat}, rec.grad, rec.noise); err != nil {
+			rec.noise = *t.pcg // rng's source
+			normals(t.noise, rng)
+			if err := t.fwd.Update(theta, p, &feat, rec.grad, t.noise); err != nil {
 				return nil, nil, nil, err
 			}
 			if !samplers.Bounded(theta) || !samplers.Bounded(p) {
@@ -427,7 +475,7 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			}
 			if isCross {
 				pos, grad := t.rowsOf(theta, leval.Grad, allChains(t.k))
-				adj, err := steinAdjoints(pos, grad, cfg.Cross.Lambda, cfg.Cross.Weight/float64(t.k*crossTimes))
+				adj, err := steinAdjoints(&t.stein, pos, grad, cfg.Cross.Lambda, cfg.Cross.Weight/float64(t.k*crossTimes))
 				if err != nil {
 					return nil, nil, nil, fmt.Errorf("train: cross-chain loss at step %d: %w", j, err)
 				}
@@ -438,7 +486,7 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 				cross.nSamples += t.k
 			}
 			if isIn {
-				inPos[j], inGrad[j] = clone(theta), clone(leval.Grad)
+				inPos[j], inGrad[j] = t.copyOf(theta), t.copyOf(leval.Grad)
 				for _, c := range inChains {
 					in.energy += leval.U[c]
 					in.nSamples++
@@ -450,6 +498,7 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			if err := t.backward(w, cross.adj, cross.grad); err != nil {
 				return nil, nil, nil, err
 			}
+			t.release(cross.adj, a, b)
 		}
 		keep := in != nil && in.hasTime(a, b)
 		if keep {
@@ -471,28 +520,27 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			}
 		}
 		np := len(ts) * len(inChains)
-		pos := mat.NewDense(np, t.d, nil)
-		grad := mat.NewDense(np, t.d, nil)
+		reuse(&t.rowPos, np, t.d)
+		reuse(&t.rowGrad, np, t.d)
 		for a, j := range ts {
 			for b, c := range inChains {
-				for i := 0; i < t.d; i++ {
-					pos.Set(a*len(inChains)+b, i, inPos[j][i*t.k+c])
-					grad.Set(a*len(inChains)+b, i, inGrad[j][i*t.k+c])
+				pos, grad := t.rowPos.RawRowView(a*len(inChains)+b), t.rowGrad.RawRowView(a*len(inChains)+b)
+				for i := range pos {
+					pos[i] = inPos[j][i*t.k+c]
+					grad[i] = inGrad[j][i*t.k+c]
 				}
 			}
+			if t.record == nil {
+				t.spare = append(t.spare, inPos[j], inGrad[j])
+			}
 		}
-		adj, err := steinAdjoints(pos, grad, cfg.InChain.Lambda, cfg.InChain.Weight/float64(np))
+		adj, err := steinAdjoints(&t.stein, &t.rowPos, &t.rowGrad, cfg.InChain.Lambda, cfg.InChain.Weight/float64(np))
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("train: in-chain loss: %w", err)
 		}
 		for a, j := range ts {
-			v := make([]float64, t.n)
-			for b, c := range inChains {
-				for i := 0; i < t.d; i++ {
-					v[i*t.k+c] = adj.At(a*len(inChains)+b, i)
-				}
-			}
-			in.adj[j] = v
+			rows := adj.Slice(a*len(inChains), (a+1)*len(inChains), 0, t.d).(*mat.Dense)
+			in.adj[j] = t.coordMajor(rows, inChains)
 		}
 		for _, w := range kept {
 			if err := t.backward(w, in.adj, in.grad); err != nil {
@@ -502,6 +550,7 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 				t.giveBack(w)
 			}
 		}
+		t.release(in.adj, 0, cfg.Steps)
 	}
 
 	// one optimiser step per loss, in order

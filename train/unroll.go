@@ -46,9 +46,20 @@ func (t *Trainer) backward(w window, adj map[int][]float64, grad [][]float64) er
 	if !any {
 		return nil
 	}
-	aTheta, aP := make([]float64, t.n), make([]float64, t.n)
-	gTheta, gP := make([]float64, t.n), make([]float64, t.n)
-	qd := make([]float64, t.n) // the Q_f that D_f sees, on the frozen path
+	if t.back[0] == nil {
+		for i := range t.back {
+			t.back[i] = make([]float64, t.n)
+		}
+	}
+	for _, v := range t.back {
+		clear(v)
+	}
+	aTheta, aP, gTheta, gP := t.back[0], t.back[1], t.back[2], t.back[3]
+	var qd []float64 // the Q_f that D_f sees, on the frozen path
+	if t.frozen {
+		qd = make([]float64, t.n)
+	}
+	u, gfeat := t.feat[0], t.feat[1] // the forward pass is done with them
 	step := make([][]float64, len(grad))
 	for i := range grad {
 		step[i] = make([]float64, len(grad[i]))
@@ -60,13 +71,15 @@ func (t *Trainer) backward(w window, adj map[int][]float64, grad [][]float64) er
 			}
 		}
 		r := w.recs[s-w.a]
-		in := [][]float64{r.theta, r.p, r.u, r.du, r.gfeat, r.grad, r.noise, aTheta, aP}
+		f := r.features(&t.nn, t.prob.Target.DataSize(), u, gfeat)
+		r.noiseInto(t.noise)
+		in := [][]float64{r.theta, r.p, f.U, f.DU, f.GFeat, r.grad, t.noise, aTheta, aP}
 		if t.frozen {
 			pNext := w.pEnd
 			if s+1 < w.b {
 				pNext = w.recs[s+1-w.a].p
 			}
-			t.nn.QF(r.u, r.p, qd)
+			t.nn.QF(f.U, r.p, qd)
 			in = append(in, r.p, pNext, qd)
 		}
 		if err := t.vjp.Run(in, [][]float64{gTheta, gP}, step); err != nil {
@@ -97,28 +110,49 @@ func (t *Trainer) sync() error {
 }
 
 // rowsOf returns the positions and gradients of the given chains as rows
-// (chains × D) from coordinate-major vectors.
+// (chains × D) from coordinate-major vectors, in the trainer's two row
+// buffers (valid until the next call).
 func (t *Trainer) rowsOf(theta, grad []float64, chains []int) (*mat.Dense, *mat.Dense) {
-	pos := mat.NewDense(len(chains), t.d, nil)
-	g := mat.NewDense(len(chains), t.d, nil)
+	reuse(&t.rowPos, len(chains), t.d)
+	reuse(&t.rowGrad, len(chains), t.d)
 	for r, c := range chains {
-		for i := 0; i < t.d; i++ {
-			pos.Set(r, i, theta[i*t.k+c])
-			g.Set(r, i, grad[i*t.k+c])
+		pos, g := t.rowPos.RawRowView(r), t.rowGrad.RawRowView(r)
+		for i := range pos {
+			pos[i] = theta[i*t.k+c]
+			g[i] = grad[i*t.k+c]
 		}
 	}
-	return pos, g
+	return &t.rowPos, &t.rowGrad
 }
 
-// coordMajor scatters rows (chains × D) back into a coordinate-major vector.
+// coordMajor scatters rows (chains × D) into a coordinate-major vector from
+// t.vector, zero at the chains not given.
 func (t *Trainer) coordMajor(rows *mat.Dense, chains []int) []float64 {
-	v := make([]float64, t.n)
+	v := t.vector()
+	if len(chains) < t.k {
+		clear(v)
+	}
 	for r, c := range chains {
-		for i := 0; i < t.d; i++ {
-			v[i*t.k+c] = rows.At(r, i)
+		row := rows.RawRowView(r)
+		for i, x := range row {
+			v[i*t.k+c] = x
 		}
 	}
 	return v
+}
+
+// release gives the adjoints of the states in (a, b] back for reuse and
+// forgets them, unless a test records the unroll.
+func (t *Trainer) release(adj map[int][]float64, a, b int) {
+	if t.record != nil {
+		return
+	}
+	for j := a + 1; j <= b; j++ {
+		if v := adj[j]; v != nil {
+			t.spare = append(t.spare, v)
+			delete(adj, j)
+		}
+	}
 }
 
 func allChains(k int) []int {

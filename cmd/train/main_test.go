@@ -442,7 +442,7 @@ func TestUsageErrorsLeaveNoOutDir(t *testing.T) {
 		// out-of-memory error, both status 2) are refused up front with
 		// the estimate
 		{[]string{"-chains", "2000000000000000", "-steps", "100"},
-			"--chains 2000000000000000 on gaussian10 (10 dimensions) with --steps 100 and --window 20 needs at least about 55.6 EiB of memory, more than the "},
+			"--chains 2000000000000000 on gaussian10 (10 dimensions) with --steps 100 and --window 20 needs at least about 34.4 EiB of memory, more than the "},
 		{[]string{"-steps", "2000000000000000000"}, "lower --chains, --steps or --window"},
 		{[]string{"-lr", "Inf"}, "--lr must be a finite number, got +Inf"},
 		{[]string{"-lr", "NaN"}, "--lr must be a finite number, got NaN"},

@@ -39,11 +39,16 @@ func (t *Task) SampleBytes(k, steps, evalEvery int) float64 {
 	return b + rowBytes*float64(steps/max(evalEvery, 1)+1)
 }
 
+// recordVectors is how many vectors of D×K numbers meta-training keeps for
+// every step of a window that the backward pass needs: the positions, the
+// momenta, the network input ∂u/∂θ and the gradient (train's record; u, the
+// gradient feature and the noise it rebuilds).
+const recordVectors = 4
+
 // TrainBytes estimates from below the memory in bytes that meta-training
-// with cfg takes: the chains' state; for every step whose window the
-// backward pass keeps, its positions, momenta, the networks' three inputs,
-// the gradient and the noise; the losses' times; and the in-chain loss's
-// positions and gradients. It keeps one window at a time, but with an
+// with cfg takes: the chains' state; recordVectors for every step whose
+// window the backward pass keeps; the losses' times; and the in-chain
+// loss's positions and gradients. It keeps one window at a time, but with an
 // in-chain loss every window from the loss's burn-in to the end of the
 // unroll, until the loss is known.
 func (t *Task) TrainBytes(cfg train.Config) float64 {
@@ -58,7 +63,7 @@ func (t *Task) TrainBytes(cfg train.Config) float64 {
 		kept = math.Max(kept, after)
 		b += (timeBytes + 2*8*dk) * after / float64(max(c.Thin, 1))
 	}
-	return b + 8*dk*(stateVectors+7*kept)
+	return b + 8*dk*(stateVectors+recordVectors*kept)
 }
 
 // MemoryLimit returns the most memory in bytes this process may use, with

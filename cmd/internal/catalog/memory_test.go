@@ -44,14 +44,14 @@ func TestMemoryEstimates(t *testing.T) {
 		{"gaussian2d, 5 chains, 100 steps", m.SampleBytes(5, 100, 10), 8*2*5*(10+100) + 64*11},
 		{"2e18 chains", g.SampleBytes(2e18, 1, 1), 8*20*2e18*11 + 64*2},
 		{"a score every step", m.SampleBytes(1, 1e12, 1), 8*2*(10+1e12) + 64*(1e12+1)},
-		// training: state and 7 vectors a step of the window; the times
+		// training: state and 4 vectors a step of the window; the times
 		// of the cross-chain loss
 		{"training, window 20", g.TrainBytes(train.Config{Chains: 50, Steps: 100, Window: 20, Cross: &train.CrossChain{Every: 2}}),
-			8*20*50*(10+7*20) + 48*50},
+			8*20*50*(10+4*20) + 48*50},
 		// with an in-chain loss, of every step from its burn-in on, and
 		// positions and gradients at its times
 		{"training with an in-chain loss", g.TrainBytes(train.Config{Chains: 50, Steps: 100, Window: 20, InChain: &train.InChain{Burn: 50, Thin: 3}}),
-			8*20*50*(10+7*51) + (48+2*8*20*50)*51.0/3},
+			8*20*50*(10+4*51) + (48+2*8*20*50)*51.0/3},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: %v bytes, want %v", tc.name, tc.got, tc.want)
@@ -83,7 +83,7 @@ func TestCheckRefusesWithTheFigures(t *testing.T) {
 		{g.CheckSample(2e18, 12000, 100), []string{"--chains 2000000000000000000 on gaussian20 (20 dimensions) for --steps 12000 needs at least about 3.33e+06 EiB of memory, more than the ",
 			"lower --chains or --steps (the task's monitor keeps every position of every step)"}},
 		{g.CheckSample(50, 1e15, 100), []string{"--chains 50 on gaussian20 (20 dimensions) for --steps 1000000000000000 needs at least about 6.94 EiB"}},
-		{g.CheckTrain(train.Config{Chains: 2e15, Steps: 100, Window: 20}), []string{"--chains 2000000000000000 on gaussian20 (20 dimensions) with --steps 100 and --window 20 needs at least about 41.6 EiB",
+		{g.CheckTrain(train.Config{Chains: 2e15, Steps: 100, Window: 20}), []string{"--chains 2000000000000000 on gaussian20 (20 dimensions) with --steps 100 and --window 20 needs at least about 25 EiB",
 			"lower --chains, --steps or --window"}},
 	} {
 		if tc.err == nil {
