@@ -26,6 +26,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 
@@ -38,7 +39,25 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
 
-func main() { cli.Main("train", run) }
+func main() {
+	setGC()
+	cli.Main("train", run)
+}
+
+// trainGCPercent is the garbage collector's target (GOGC) that train uses
+// unless the environment sets GOGC: meta-training's heap is mostly large
+// float vectors that the collector does not scan, so collecting at 1.5 times
+// the live heap instead of Go's default 2 costs no measurable time, and it
+// keeps the main job (piano-gru) under 2 GiB, where the default let one
+// epoch peak at 2.06 GiB (experiments/BENCHMARKS.md, "Main job memory").
+const trainGCPercent = 50
+
+// setGC applies trainGCPercent unless GOGC is set.
+func setGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(trainGCPercent)
+	}
+}
 
 type options struct {
 	task, out, resume, preset string
