@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,23 +11,18 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 )
 
 // helpOf runs the command with args, which must ask for help, and returns
 // what it printed on standard output.
 func helpOf(t *testing.T, args ...string) string {
 	t.Helper()
-	r, w, _ := os.Pipe()
-	old := os.Stdout
-	os.Stdout = w
-	err := run(context.Background(), args)
-	w.Close()
-	os.Stdout = old
-	b, _ := io.ReadAll(r)
+	out, err := clitest.Stdout(t, func() error { return run(context.Background(), args) })
 	if !errors.Is(err, pflag.ErrHelp) {
 		t.Errorf("%v: error %v, want pflag.ErrHelp (status 0)", args, err)
 	}
-	return string(b)
+	return out
 }
 
 // TestHelpListsFiguresAndArguments is the regression test of "figures

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 	"github.com/metasgmcmc/metasgmcmc/samplers/trace"
 )
 
@@ -80,17 +80,11 @@ func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 // capture runs f with standard output redirected and returns what it printed.
 func capture(t *testing.T, f func() error) string {
 	t.Helper()
-	r, w, _ := os.Pipe()
-	old := os.Stdout
-	os.Stdout = w
-	err := f()
-	w.Close()
-	os.Stdout = old
-	b, _ := io.ReadAll(r)
+	out, err := clitest.Stdout(t, f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	return out
 }
 
 func TestTableAveragesRunsAndReportsFailures(t *testing.T) {

@@ -23,16 +23,8 @@ import (
 func CheckHelp(t *testing.T, prog string, run func(args []string) error) {
 	t.Helper()
 	for _, arg := range []string{"--help", "-h", "-help"} {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		old := os.Stdout
-		os.Stdout = w
-		err = run([]string{arg})
-		w.Close()
-		os.Stdout = old
-		b, _ := io.ReadAll(r)
+		out, err := Stdout(t, func() error { return run([]string{arg}) })
+		b := []byte(out)
 		if !errors.Is(err, pflag.ErrHelp) {
 			t.Errorf("%s: error %v, want pflag.ErrHelp (status 0)", arg, err)
 		}
@@ -42,6 +34,23 @@ func CheckHelp(t *testing.T, prog string, run func(args []string) error) {
 			t.Errorf("%s: help\n%s\nwant a description, the synopsis and the flags", arg, b)
 		}
 	}
+}
+
+// Stdout runs f with the process's standard output redirected and returns
+// what f printed there, and f's error.
+func Stdout(t testing.TB, f func() error) (string, error) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	err = f()
+	w.Close()
+	os.Stdout = old
+	b, _ := io.ReadAll(r)
+	return string(b), err
 }
 
 // RunMainEnv is the environment variable under which a command's test
