@@ -126,42 +126,108 @@ func (op elemOp) UsePreallocDo(prealloc G.Value, v ...G.Value) (G.Value, error) 
 	if len(v) != 1 {
 		return nil, fmt.Errorf("%v: want 1 input, got %d", op, len(v))
 	}
-	return mapValue(prealloc, v[0], op.apply, op.apply32, op)
+	return mapValue(prealloc, v[0], op.map64, op.map32, op)
 }
 
-// mapValue applies f (or f32) element-wise to v, into prealloc where Output
-// allows, else into a fresh value.
-func mapValue(prealloc, v G.Value, f func(float64) float64, f32 func(float32) float32, op fmt.Stringer) (G.Value, error) {
+// map64 applies the op to src into dst, with the common kinds' loops
+// written out (a call of apply per element costs several times the work).
+func (op elemOp) map64(dst, src []float64) {
+	switch op.kind {
+	case kindCopy:
+		copy(dst, src)
+	case kindNeg:
+		for i, x := range src {
+			dst[i] = -x
+		}
+	case kindAbs:
+		for i, x := range src {
+			dst[i] = math.Abs(x)
+		}
+	case kindSqrt:
+		for i, x := range src {
+			dst[i] = math.Sqrt(x)
+		}
+	case kindClamp:
+		lo, hi := op.lo, op.hi
+		for i, x := range src {
+			dst[i] = math.Min(math.Max(x, lo), hi)
+		}
+	case kindClampGate:
+		lo, hi := op.lo, op.hi
+		for i, x := range src {
+			g := 0.0
+			if x > lo && x < hi {
+				g = 1
+			}
+			dst[i] = g
+		}
+	case kindSign:
+		for i, x := range src {
+			dst[i] = absGrad(x)
+		}
+	default:
+		for i, x := range src {
+			dst[i] = op.apply(x)
+		}
+	}
+}
+
+// map32 is map64 in float32.
+func (op elemOp) map32(dst, src []float32) {
+	switch op.kind {
+	case kindCopy:
+		copy(dst, src)
+	case kindNeg:
+		for i, x := range src {
+			dst[i] = -x
+		}
+	default:
+		for i, x := range src {
+			dst[i] = op.apply32(x)
+		}
+	}
+}
+
+// mapValue applies f (or f32), a kernel over whole slices, element-wise
+// to v, into prealloc where Output allows, else into a fresh value.
+func mapValue(prealloc, v G.Value, f func(dst, src []float64), f32 func(dst, src []float32), op fmt.Stringer) (G.Value, error) {
 	switch x := v.(type) {
 	case tensor.Tensor:
 		switch src := x.Data().(type) {
 		case []float64:
 			out, dst := Output[float64](prealloc, x.Shape(), v)
-			for i, s := range src[:len(dst)] {
-				dst[i] = f(s)
-			}
+			f(dst, src[:len(dst)])
 			return out, nil
 		case []float32:
 			out, dst := Output[float32](prealloc, x.Shape(), v)
-			for i, s := range src[:len(dst)] {
-				dst[i] = f32(s)
-			}
+			f32(dst, src[:len(dst)])
 			return out, nil
 		case float64: // a 0-d tensor
-			return tensor.New(tensor.FromScalar(f(src))), nil
+			var y [1]float64
+			f(y[:], []float64{src})
+			return tensor.New(tensor.FromScalar(y[0])), nil
 		case float32:
-			return tensor.New(tensor.FromScalar(f32(src))), nil
+			var y [1]float32
+			f32(y[:], []float32{src})
+			return tensor.New(tensor.FromScalar(y[0])), nil
 		}
 		return nil, fmt.Errorf("%v: unsupported dtype %v", op, x.Dtype())
 	case *G.F64:
-		y := G.F64(f(float64(*x)))
-		return &y, nil
+		var y [1]float64
+		f(y[:], []float64{float64(*x)})
+		r := G.F64(y[0])
+		return &r, nil
 	case *G.F32:
-		y := G.F32(f32(float32(*x)))
-		return &y, nil
+		var y [1]float32
+		f32(y[:], []float32{float32(*x)})
+		r := G.F32(y[0])
+		return &r, nil
 	}
 	return nil, fmt.Errorf("%v: unsupported value %T", op, v)
 }
+
+// copyInto is mapValue's kernel of the identity.
+func copyInto[T float32 | float64](dst, src []T) { copy(dst, src) }
 
 // DiffWRT reports whether gradients flow to the input.
 func (op elemOp) DiffWRT(int) []bool {

@@ -154,23 +154,42 @@ func rangeDo[T float32 | float64](op rangeOp, ts []tensor.Tensor, outShape tenso
 				return fmt.Errorf("%v: range out of bounds for shape %v", op, t.Shape())
 			}
 			n := op.size * inner
-			for o := 0; o < outer; o++ {
-				copy(out[o*n:(o+1)*n], src[(o*inAxis+op.start)*inner:])
-			}
+			copyBlocks(out, src, outer, n, n, inAxis*inner, 0, op.start*inner)
 		case rangePad:
 			n := inAxis * inner
-			for o := 0; o < outer; o++ {
-				copy(out[(o*outAxis+op.start)*inner:(o*outAxis+op.start)*inner+n], src[o*n:(o+1)*n])
-			}
+			copyBlocks(out, src, outer, n, outAxis*inner, n, op.start*inner, 0)
 		case rangeConcat:
 			n := inAxis * inner
-			for o := 0; o < outer; o++ {
-				copy(out[(o*outAxis+offset)*inner:(o*outAxis+offset)*inner+n], src[o*n:(o+1)*n])
-			}
+			copyBlocks(out, src, outer, n, outAxis*inner, n, offset*inner, 0)
 			offset += inAxis
 		}
 	}
 	return nil
+}
+
+// copyBlocks copies outer blocks of n elements from src (block o at
+// o·srcStride + srcOff) to dst (at o·dstStride + dstOff). Blocks of a few
+// elements, such as the columns of a matrix of per-coordinate features,
+// are copied element by element: a call of copy per element costs many
+// times the copy.
+func copyBlocks[T float32 | float64](dst, src []T, outer, n, dstStride, srcStride, dstOff, srcOff int) {
+	switch {
+	case n == 1:
+		for o := 0; o < outer; o++ {
+			dst[o*dstStride+dstOff] = src[o*srcStride+srcOff]
+		}
+	case n <= 8:
+		for o := 0; o < outer; o++ {
+			d, s := dst[o*dstStride+dstOff:][:n], src[o*srcStride+srcOff:][:n]
+			for j := range d {
+				d[j] = s[j]
+			}
+		}
+	default:
+		for o := 0; o < outer; o++ {
+			copy(dst[o*dstStride+dstOff:][:n], src[o*srcStride+srcOff:][:n])
+		}
+	}
 }
 
 // SymDiff: the derivative of a slice is a pad of the gradient and vice

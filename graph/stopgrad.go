@@ -45,18 +45,16 @@ func (op stopGradOp) UsePreallocDo(prealloc G.Value, v ...G.Value) (G.Value, err
 	if len(v) != 1 {
 		return nil, fmt.Errorf("StopGradient: want 1 input, got %d", len(v))
 	}
-	id := func(x float64) float64 { return x }
-	id32 := func(x float32) float32 { return x }
 	src := v[0]
 	if op.slot.frozen && op.slot.v != nil {
 		src = op.slot.v
 	}
-	out, err := mapValue(prealloc, src, id, id32, op)
+	out, err := mapValue(prealloc, src, copyInto[float64], copyInto[float32], op)
 	if err != nil {
 		return nil, err
 	}
 	if !op.slot.frozen {
-		op.slot.v, err = mapValue(op.slot.v, out, id, id32, op)
+		op.slot.v, err = mapValue(op.slot.v, out, copyInto[float64], copyInto[float32], op)
 	}
 	return out, err
 }
