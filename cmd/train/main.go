@@ -35,6 +35,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/plot"
+	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
@@ -66,7 +67,7 @@ type options struct {
 	steps, window             int
 	stepSize, lr, energyScale float64
 	seed                      uint64
-	quiet                     bool
+	quiet, float32            bool
 	target                    catalog.Options
 }
 
@@ -88,6 +89,7 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.Float64Var(&o.energyScale, "energy-scale", 0, "scale s_u of the networks' energy input u = s_u·Ũ/N (default: the task's; give sample the same, or the test's counterpart, with --energy-scale)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar, nor progress lines when standard error is not a terminal")
+	fs.BoolVar(&o.float32, "float32", false, "evaluate the task's energies and gradients in float32 (the sampler, the losses and the networks stay float64)")
 	o.target.RegisterFlags(fs)
 	cli.SetUsage(fs, cli.Help{Name: "train", Synopsis: "train [flags] [--out DIR | --resume DIR]",
 		Description: "meta-trains NNSGHMC's networks on a task and writes the trained sampler (sampler.json) into --out"})
@@ -128,6 +130,9 @@ func run(ctx context.Context, args []string) (err error) {
 	}
 	if err := catalog.OptionFlagsMatch(o.task, fs.Changed); err != nil {
 		return cli.Usagef("%v", err)
+	}
+	if o.float32 {
+		o.target.Dtype = graph.Float32
 	}
 	task, err := catalog.New(o.task, o.target)
 	if err != nil {
