@@ -113,7 +113,11 @@ var groupCache = flag.Int("groupcache", 0, "BenchmarkEnergyRatio: bytes of a cha
 // ratio of their medians is reported as graph/oracle (ratio-of-min beside
 // it). The ratio of the medians of the process's CPU time (user + system)
 // in each, cpu-ratio, is less sensitive to other processes taking the CPU
-// in turn. The sequence is Piano's first
+// in turn. Each round also times the floor: the oracle's matrix products
+// alone, for every chain (oracleChain.products: the same BLAS calls on the
+// same shapes, no element-wise work), reported as floor-ms, graph/floor,
+// oracle/floor and the floor's rate in GFLOP/s (float64 products in both
+// sub-benchmarks). The sequence is Piano's first
 // training sequence of at least 870 frames cut to 870 when the data are
 // present ($METASGMCMC_DATA), else 870 synthetic frames. On one CPU, as the
 // oracle runs:
@@ -178,7 +182,14 @@ func benchEnergyRatio(b *testing.B, dt graph.Dtype) {
 		b.Fatal(err)
 	}
 	oracleEval()
-	var gt, ot, gc, oc []float64
+	// the floor: the oracle's matrix products alone, for every chain
+	floorEval := func() {
+		for k := 0; k < benchK; k++ {
+			o.c.products(o.x, train[0].T)
+		}
+	}
+	floorEval()
+	var gt, ot, gc, oc, ft []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0, c0 := time.Now(), cpuTime()
@@ -188,6 +199,8 @@ func benchEnergyRatio(b *testing.B, dt graph.Dtype) {
 		t1, c1 := time.Now(), cpuTime()
 		oracleEval()
 		t2, c2 := time.Now(), cpuTime()
+		floorEval()
+		ft = append(ft, float64(time.Since(t2))/1e6)
 		gt = append(gt, float64(t1.Sub(t0))/1e6)
 		ot = append(ot, float64(t2.Sub(t1))/1e6)
 		gc = append(gc, float64(c1-c0)/1e6)
@@ -214,4 +227,8 @@ func benchEnergyRatio(b *testing.B, dt graph.Dtype) {
 	b.ReportMetric(median(gt)/median(ot), "graph/oracle")
 	b.ReportMetric(slices.Min(gt)/slices.Min(ot), "ratio-of-min")
 	b.ReportMetric(median(gc)/median(oc), "cpu-ratio")
+	b.ReportMetric(median(ft), "floor-ms")
+	b.ReportMetric(median(gt)/median(ft), "graph/floor")
+	b.ReportMetric(median(ot)/median(ft), "oracle/floor")
+	b.ReportMetric(float64(benchK)*productFlops(h, train[0].T)/median(ft)/1e6, "floor-GFLOP/s")
 }

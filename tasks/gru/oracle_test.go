@@ -207,3 +207,56 @@ func (o *oracle) nllGrad(theta []float64, seq music.Sequence, scale float64, nll
 		o.c.put(grad, o.k, k, scale)
 	}
 }
+
+// products runs the oracle's matrix products of a forward and backward pass
+// over T frames, the same calls on the same shapes in the same order, and
+// nothing else: no activation, no element-wise adjoint, no copy of the
+// parameters. Its time is the floor the benchmarks measure against, the
+// products the energy cannot avoid at the speed the BLAS reaches on them
+// (the values it computes are meaningless). The state vectors are reused
+// across frames, as the data dependencies of the recurrence allow nothing
+// faster.
+func (c *oracleChain) products(x []float64, T int) {
+	H := c.h
+	H3 := 3 * H
+	c.p = grow(c.p, T*H3)
+	c.dA = grow(c.dA, T*H3)
+	for _, q := range []*[]float64{&c.hprev, &c.rh, &c.dout} {
+		*q = grow(*q, T*H)
+	}
+	c.logits = grow(c.logits, T*Keys)
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, gen(T, Keys, Keys, x), gen(Keys, H3, H3, c.wx), 1, gen(T, H3, H3, c.p))
+	uzr := gen(H, 2*H, H3, c.u)
+	uh := gen(H, H, H3, c.u[2*H:])
+	h := make([]float64, H)
+	for t := 0; t < T; t++ {
+		a := c.p[t*H3 : (t+1)*H3]
+		blas64.Gemv(blas.Trans, 1, uzr, vec(h), 1, vec(a[:2*H]))
+		blas64.Gemv(blas.Trans, 1, uh, vec(h), 1, vec(a[2*H:]))
+	}
+	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, gen(T, H, H, c.hprev), gen(H, Keys, Keys, c.wo), 1, gen(T, Keys, Keys, c.logits))
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(T, H, H, c.hprev), gen(T, Keys, Keys, c.logits), 0, gen(H, Keys, Keys, c.dwo))
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, gen(T, Keys, Keys, c.logits), gen(H, Keys, Keys, c.wo), 0, gen(T, H, H, c.dout))
+	d := make([]float64, H)
+	for t := T - 1; t >= 0; t-- {
+		da := c.dA[t*H3 : (t+1)*H3]
+		blas64.Gemv(blas.NoTrans, 1, uh, vec(da[2*H:]), 0, vec(d))
+		blas64.Gemv(blas.NoTrans, 1, uzr, vec(da[:2*H]), 1, vec(d))
+	}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(T, H, H, c.hprev), gen(T, 2*H, H3, c.dA), 0, gen(H, 2*H, H3, c.du))
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(T, H, H, c.rh), gen(T, H, H3, c.dA[2*H:]), 0, gen(H, H, H3, c.du[2*H:]))
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(T, Keys, Keys, x), gen(T, H3, H3, c.dA), 0, gen(Keys, H3, H3, c.dwx))
+}
+
+// productFlops is the number of floating-point operations of products for
+// one chain: 2·m·n·k for each product of an m×k and a k×n matrix.
+func productFlops(h, T int) float64 {
+	H, K, t := float64(h), float64(Keys), float64(T)
+	perFrame := 2*K*3*H + // input projections
+		2*H*3*H + // recurrent products, forward
+		2*H*K + 2*H*K + 2*H*K + // output logits, their weight gradient, the states' adjoints
+		2*H*3*H + // recurrent products, backward
+		2*H*3*H + // recurrent weight gradients
+		2*K*3*H // input weight gradients
+	return t * perFrame
+}
