@@ -10,6 +10,13 @@
 #   EVALS        test-set scorings per data epoch (default 1)
 #   STEPS        run this many steps (minibatches) instead, scoring EVALS times
 #   SEED         evaluation seed (default 1)
+#   PATIENCE     the paper's full-length evaluation: score the validation split
+#                too and stop each run once its validation NLL has not improved
+#                for PATIENCE scorings in a row (sample --valid --patience),
+#                DATA_EPOCHS being then the most a run may take; the runs go to
+#                runs/gru/SET-SAMPLER-SEED-full and the table of best validation
+#                NLL, its data epoch and the test NLL there to full.md, the
+#                curves to full_test_nll.png
 # Runs go to runs/gru/SET-SAMPLER-SEED; finished runs (summary.json) are kept.
 # "bash experiments/gru-run.sh report [SETS...]" only writes the tables and
 # figures (each set's table.md is also copied into its README).
@@ -53,6 +60,10 @@ if [ "${1:-}" = beta ]; then
 	exit 0
 fi
 sets=${*:-piano nott muse jsb}
+full= early=()
+if [ -n "${PATIENCE:-}" ]; then
+	full=-full early=(--valid --patience "$PATIENCE")
+fi
 data_epochs=${DATA_EPOCHS:-10}
 evals=${EVALS:-1}
 seed=${SEED:-1}
@@ -69,12 +80,12 @@ for set in $sets; do
 	[ "$set" = jsb ] && samplers="nnsghmc nnsghmc-s sghmc sgld"
 	[ -n "$report" ] && samplers=
 	for s in $samplers; do
-		out="$runs/$set-$s-$seed"
+		out="$runs/$set-$s-$seed$full"
 		[ -f "$out/summary.json" ] && continue
 		steps=$((data_epochs * n)) every=$((n / evals))
 		[ -n "${STEPS:-}" ] && steps=$STEPS every=$((STEPS / evals))
 		"$runs/sample" --flagfile "experiments/$set-gru/$s.flags" --seed "$seed" --quiet \
-			--force --steps $steps --eval-every $every --out "$out" || true
+			--force --steps $steps --eval-every $every "${early[@]}" --out "$out" || true
 	done
 done
 
@@ -83,9 +94,18 @@ for set in $sets; do
 	case $set in piano) n=87 ;; nott) n=694 ;; muse) n=524 ;; jsb) n=229 ;; esac
 	args=()
 	for s in nnsghmc nnsghmc-s sghmc sgld; do
-		[ -f "$runs/$set-$s-$seed/summary.json" ] && args+=("$(echo $s | tr a-z A-Z)=$runs/$set-$s-$seed")
+		[ -f "$runs/$set-$s-$seed$full/summary.json" ] && args+=("$(echo $s | tr a-z A-Z)=$runs/$set-$s-$seed$full")
 	done
 	[ ${#args[@]} -eq 0 ] && continue
+	if [ -n "$full" ]; then
+		"$runs/figures" table -metric test_nll -steps "$n" \
+			-summary best_valid_nll,best_valid_step,test_nll_at_best_valid,stopped_early,steps,seconds "${args[@]}" \
+			>"experiments/$set-gru/full.md.tmp"
+		mv "experiments/$set-gru/full.md.tmp" "experiments/$set-gru/full.md"
+		"$runs/figures" curves -metric test_nll -steps-per-unit $n -xlabel "data epoch" --log=false \
+			-title "$set: test NLL per frame until early stopping, GRU 88-200-88" -out "experiments/$set-gru/full_test_nll" "${args[@]}"
+		continue
+	fi
 	steps=$(seq -s, $n $n $((data_epochs * n)))
 	[ -n "${STEPS:-}" ] && steps=$(seq -s, $((STEPS / evals)) $((STEPS / evals)) $STEPS)
 	"$runs/figures" table -metric test_nll -steps "$steps" -summary seconds "${args[@]}" >"experiments/$set-gru/table.md.tmp"

@@ -44,6 +44,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/plot"
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/tasks/gru"
 )
 
 func main() { cli.Main("sample", run) }
@@ -54,7 +55,7 @@ type options struct {
 	chains, steps, evalEvery        int
 	traceEvery, traceCoords         int
 	stepSize, lr, friction, noise   float64
-	warmupSteps                     int
+	warmupSteps, patience           int
 	warmupStepSize, warmupLR        float64
 	alphaCoef, sghmcAlpha           float64
 	seed                            uint64
@@ -77,6 +78,7 @@ func run(ctx context.Context, args []string) error {
 	o.target.RegisterFlags(fs)
 	fs.BoolVar(&o.target.Valid, "valid", false, "GRU tasks: also score the validation split, as valid_nll (the paper tunes β on Piano's)")
 	fs.BoolVar(&o.float32, "float32", false, "evaluate energies in float32")
+	fs.IntVar(&o.patience, "patience", 0, "GRU tasks with --valid: stop once valid_nll has not improved for `N` evaluations in a row (the paper's early stopping; summary.json records the best valid_nll, its step and test_nll there either way); 0: run all --steps")
 	fs.Float64Var(&o.noise, "noise", -1, "standard deviation σ of gradient noise injected into Gaussian tasks (default: the task's)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
 	fs.StringVar(&o.out, "out", "", "output directory (required)")
@@ -164,6 +166,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer tr.abort() // unless finished: a run that fails to write its outputs keeps no stream
+	var best earlyStop
 	bar := cli.NewProgress(o.steps, label, o.quiet, os.Stderr)
 	start := time.Now()
 	steps := 0 // the last step the monitor accepted
@@ -208,6 +211,11 @@ func run(ctx context.Context, args []string) error {
 				bar.Describe(fmt.Sprintf("%s %s=%.4g", label, ms[0].Name, ms[0].Value))
 			}
 			bar.Log(step, metricsLine(ms))
+			if best.observe(step, ms, o.patience) {
+				bar.Note(fmt.Sprintf("%s has not improved for %d evaluations: stopped at step %d (the best, %.6g, at step %d)",
+					gru.MetricValidNLL, o.patience, step, best.valid, best.step))
+				return samplers.ErrStop
+			}
 		}
 		bar.Add(1)
 		return nil
@@ -230,6 +238,7 @@ func run(ctx context.Context, args []string) error {
 	for k, v := range settings {
 		summary[k] = v
 	}
+	best.summarise(summary)
 	if tr != nil {
 		// the draws so far, also of a run stopped by an error or a signal
 		n, err := tr.finish(o.out)
@@ -323,6 +332,10 @@ func (o *options) resolve(fs *pflag.FlagSet, task *catalog.Task) error {
 		return cli.Usagef("--eval-every must be positive, got %d", o.evalEvery)
 	case !(o.noise >= 0):
 		return cli.Usagef("--noise must be non-negative, got %v", o.noise)
+	case o.patience < 0:
+		return cli.Usagef("--patience must be non-negative, got %d", o.patience)
+	case o.patience > 0 && !o.target.Valid:
+		return cli.Usagef("--patience N stops on the validation NLL of the GRU tasks: give --valid too")
 	case o.traceEvery < 0:
 		return cli.Usagef("--trace-every must be non-negative, got %d", o.traceEvery)
 	case o.traceCoords < 0:

@@ -52,6 +52,8 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 		{[]string{"-task", "gaussian20", "-target-cov", filepath.Join(dir, "none"), "-out", dir}, "cannot read the covariance"},
 		{[]string{"-task", "gaussian20", "-target-cov", cov2, "-target-seed", "3", "-out", dir}, "--target-cov replaces the covariance"},
 		{[]string{"-task", "gaussian2d", "-target-cov", cov2, "-out", dir}, "--target-cov is a flag of the toy Gaussian"},
+		{[]string{"-task", "gaussian20", "-patience", "2", "-out", dir}, "--patience N stops on the validation NLL of the GRU tasks: give --valid too"},
+		{[]string{"-patience", "-1", "-out", dir}, "--patience must be non-negative, got -1"},
 	}
 	for _, tc := range tests {
 		code, stderr := clitest.Command(t, tc.args...)
