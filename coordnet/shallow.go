@@ -260,8 +260,12 @@ func (k *mlpKernel) eachUnit(dw0 []float64, unit func(j int, wj, acc []float64))
 
 // shallowReLUParamGrad2 and shallowReLUParamGrad3 are shallowParamGrad for
 // f_Q's and f_D's shapes, 2 and 3 inputs, with all of a unit's weights and
-// gradients in registers.
+// gradients in registers. Where useSIMD, the AVX2 kernel of paramGradSIMD
+// does their operations four units at a time, with the same bits.
 func (k *mlpKernel) shallowReLUParamGrad2(x, g, dw0, db0, dw1, b0, w1 []float64) {
+	if k.paramGradSIMD(2, x, g, dw0, db0, dw1, b0, w1) {
+		return
+	}
 	h := len(b0)
 	wt, dw0, db0, dw1, w1 := k.wt[:2*h], dw0[:2*h], db0[:h], dw1[:h], w1[:h]
 	x = x[:2*len(g)]
@@ -282,6 +286,9 @@ func (k *mlpKernel) shallowReLUParamGrad2(x, g, dw0, db0, dw1, b0, w1 []float64)
 }
 
 func (k *mlpKernel) shallowReLUParamGrad3(x, g, dw0, db0, dw1, b0, w1 []float64) {
+	if k.paramGradSIMD(3, x, g, dw0, db0, dw1, b0, w1) {
+		return
+	}
 	h := len(b0)
 	wt, dw0, db0, dw1, w1 := k.wt[:3*h], dw0[:3*h], db0[:h], dw1[:h], w1[:h]
 	x = x[:3*len(g)]
@@ -407,7 +414,12 @@ func (k *mlpKernel) shallowMixed(x, g, hd []float64, rows int, dp []float64) {
 // shallowReLUMixed2 and shallowReLUMixed3 are shallowMixed for f_Q's and
 // f_D's shapes, 2 and 3 inputs, with all of a unit's weights and gradients
 // in registers, and ż without the leading +0 like shallowReLUJVP2 and 3.
+// Where useSIMD, the AVX2 kernel of mixedSIMD does their operations four
+// units at a time, with the same bits.
 func (k *mlpKernel) shallowReLUMixed2(x, g, hd, dw0, dw1, b0, w1 []float64) {
+	if k.mixedSIMD(2, x, g, hd, dw0, dw1, b0, w1) {
+		return
+	}
 	h := len(b0)
 	wt, dw0, dw1, w1 := k.wt[:2*h], dw0[:2*h], dw1[:h], w1[:h]
 	x, hd = x[:2*len(g)], hd[:2*len(g)]
@@ -427,6 +439,9 @@ func (k *mlpKernel) shallowReLUMixed2(x, g, hd, dw0, dw1, b0, w1 []float64) {
 }
 
 func (k *mlpKernel) shallowReLUMixed3(x, g, hd, dw0, dw1, b0, w1 []float64) {
+	if k.mixedSIMD(3, x, g, hd, dw0, dw1, b0, w1) {
+		return
+	}
 	h := len(b0)
 	wt, dw0, dw1, w1 := k.wt[:3*h], dw0[:3*h], dw1[:h], w1[:h]
 	x, hd = x[:3*len(g)], hd[:3*len(g)]
