@@ -94,12 +94,13 @@ func (k *mlpKernel) shallowRows(x []float64, rows int, g, out, dx []float64) {
 }
 
 // shallowReLUValue2 is shallowRows for values alone of f_Q's shape, 2
-// inputs and ReLU.
+// inputs and ReLU. Where useSIMD, the AVX2 kernel of valueSIMD evaluates
+// the rows up to a multiple of eight, with the same bits.
 func (k *mlpKernel) shallowReLUValue2(x []float64, rows int, out, b0, w1 []float64, b1 float64) {
 	h := len(b0)
 	wt := k.wt[:2*h]
 	w1 = w1[:h]
-	r := 0
+	r := k.valueSIMD(2, x, rows, out)
 	// two rows at a time: their sums are independent chains of additions,
 	// which the processor overlaps; each row's sum is formed in the same
 	// order as one row alone would form it
@@ -127,12 +128,12 @@ func (k *mlpKernel) shallowReLUValue2(x []float64, rows int, out, b0, w1 []float
 }
 
 // shallowReLUValue3 is shallowRows for values alone of f_D's shape, 3
-// inputs and ReLU.
+// inputs and ReLU, with valueSIMD like shallowReLUValue2.
 func (k *mlpKernel) shallowReLUValue3(x []float64, rows int, out, b0, w1 []float64, b1 float64) {
 	h := len(b0)
 	wt := k.wt[:3*h]
 	w1 = w1[:h]
-	for r := 0; r < rows; r++ {
+	for r := k.valueSIMD(3, x, rows, out); r < rows; r++ {
 		x0, x1, x2 := x[3*r], x[3*r+1], x[3*r+2]
 		sum := 0.0
 		for j, bj := range b0 {

@@ -123,3 +123,31 @@ func mixed2AVX2(x, hd, gs, s *float64, rows, groups int)
 
 //go:noescape
 func mixed3AVX2(x, hd, gs, s *float64, rows, groups int)
+
+// valueSIMD evaluates shallowReLUValue2 (in = 2) or 3 (in = 3) on the
+// first rows&^7 rows with the AVX2 kernel, when useSIMD, and returns their
+// number. Its sums have no reduction over rows: the lanes are rows, eight
+// at a time (two vectors), and each lane sums its units in the Go kernel's
+// order j = 0, 1, …, h−1. max(z, 0) is |VMAXPD(0, z)|: z where z > 0, +0
+// where z ≤ 0 and z without its sign where z is NaN, as Go's max gives on
+// amd64.
+func (k *mlpKernel) valueSIMD(in int, x []float64, rows int, out []float64) int {
+	n := rows &^ 7
+	if !useSIMD || n == 0 {
+		return 0
+	}
+	x, out = x[:in*n], out[:n]
+	k.gn.pack(in, k.params)
+	if in == 2 {
+		valueRows2AVX2(&out[0], &x[0], &k.gn.packed[0], n, k.gn.h, k.gn.b1)
+	} else {
+		valueRows3AVX2(&out[0], &x[0], &k.gn.packed[0], n, k.gn.h, k.gn.b1)
+	}
+	return n
+}
+
+//go:noescape
+func valueRows2AVX2(out, x, w *float64, n, h int, b1 float64)
+
+//go:noescape
+func valueRows3AVX2(out, x, w *float64, n, h int, b1 float64)

@@ -299,3 +299,159 @@ mstore3:
 mdone3:
 	VZEROUPPER
 	RET
+
+// The kernels of valueSIMD: eight rows at a time, the lanes rows (the
+// values have no sum over rows), each lane summing the units in the order
+// of shallowReLUValue2 and 3, with max(z, 0) = |VMAXPD(0, z)| (VMAXPD
+// gives its second operand z where z is NaN or a zero). The weights are
+// GradNet's, unit by unit: b0, W0[0,j], …, W0[in−1,j], W1[j].
+// Registers: DI out, SI x, R9 the weights, R10 their end, CX the rows
+// left, BX the unit; Y0–Y5 the block's x, Y6, Y7 its sums, Y8–Y11 scratch,
+// Y12 b1, Y13 the mask of every bit but the sign, Y15 zero.
+
+// VALUE_SETUP(size) sets R10 to the end of the weights, h units of size
+// bytes (R10 h, R9 the weights before), Y13 to the mask and Y15 to zero.
+#define VALUE_SETUP(size) \
+	IMULQ $size, R10 \
+	ADDQ R9, R10 \
+	VPCMPEQQ Y13, Y13, Y13 \
+	VPSRLQ $1, Y13, Y13 \
+	VXORPD Y15, Y15, Y15
+
+// VALUE_TERM(za, zb, off) adds max(z, 0)·W1 to the sums Y6, Y7 for the
+// pre-activations za, zb, W1 at off(BX).
+#define VALUE_TERM(za, zb, off) \
+	VMAXPD za, Y15, za \
+	VMAXPD zb, Y15, zb \
+	VANDPD Y13, za, za \
+	VANDPD Y13, zb, zb \
+	VBROADCASTSD off(BX), Y8 \
+	VMULPD Y8, za, za \
+	VMULPD Y8, zb, zb \
+	VADDPD za, Y6, Y6 \
+	VADDPD zb, Y7, Y7
+
+// VALUE_INPUT(xa, xb, off) adds x·w to the pre-activations Y10, Y11 for
+// the block's x in xa, xb and w at off(BX).
+#define VALUE_INPUT(xa, xb, off) \
+	VBROADCASTSD off(BX), Y8 \
+	VMULPD Y8, xa, Y9 \
+	VADDPD Y9, Y10, Y10 \
+	VMULPD Y8, xb, Y9 \
+	VADDPD Y9, Y11, Y11
+
+// VALUE_FIRST(xa, xb) sets Y10, Y11 to b0 + x·w0 for the block's first
+// input in xa, xb.
+#define VALUE_FIRST(xa, xb) \
+	VBROADCASTSD 8(BX), Y8 \
+	VBROADCASTSD (BX), Y9 \
+	VMULPD Y8, xa, Y10 \
+	VMULPD Y8, xb, Y11 \
+	VADDPD Y10, Y9, Y10 \
+	VADDPD Y11, Y9, Y11
+
+// func valueRows2AVX2(out, x, w *float64, n, h int, b1 float64)
+// The lanes of a vector are the rows r, r+2, r+1, r+3 (VUNPCKLPD and
+// VUNPCKHPD of the interleaved x); VPERMPD puts the sums in row order.
+TEXT ·valueRows2AVX2(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), R9
+	MOVQ n+24(FP), CX
+	MOVQ h+32(FP), R10
+	VBROADCASTSD b1+40(FP), Y12
+	VALUE_SETUP(32)
+
+vloop2:
+	CMPQ CX, $8
+	JLT vdone2
+	VMOVUPD (SI), Y8
+	VMOVUPD 32(SI), Y9
+	VUNPCKLPD Y9, Y8, Y0
+	VUNPCKHPD Y9, Y8, Y1
+	VMOVUPD 64(SI), Y8
+	VMOVUPD 96(SI), Y9
+	VUNPCKLPD Y9, Y8, Y2
+	VUNPCKHPD Y9, Y8, Y3
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	MOVQ R9, BX
+
+vunit2:
+	// z = b0 + x0·w0 + x1·w1; s += max(z, 0)·W1
+	VALUE_FIRST(Y0, Y2)
+	VALUE_INPUT(Y1, Y3, 16)
+	VALUE_TERM(Y10, Y11, 24)
+	ADDQ $32, BX
+	CMPQ BX, R10
+	JLT vunit2
+
+	VADDPD Y6, Y12, Y6
+	VADDPD Y7, Y12, Y7
+	VPERMPD $0xd8, Y6, Y6
+	VPERMPD $0xd8, Y7, Y7
+	VMOVUPD Y6, (DI)
+	VMOVUPD Y7, 32(DI)
+	ADDQ $128, SI
+	ADDQ $64, DI
+	SUBQ $8, CX
+	JMP vloop2
+
+vdone2:
+	VZEROUPPER
+	RET
+
+// VALUE_GATHER3(off, x, xt) loads into x the input at off(SI) of four
+// rows of 3 inputs, xt the X register of x; Y8 is scratch.
+#define VALUE_GATHER3(off, x, xt) \
+	VMOVSD off(SI), xt \
+	VMOVHPD (off+24)(SI), xt, xt \
+	VMOVSD (off+48)(SI), X8 \
+	VMOVHPD (off+72)(SI), X8, X8 \
+	VINSERTF128 $1, X8, x, x
+
+// func valueRows3AVX2(out, x, w *float64, n, h int, b1 float64)
+TEXT ·valueRows3AVX2(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ w+16(FP), R9
+	MOVQ n+24(FP), CX
+	MOVQ h+32(FP), R10
+	VBROADCASTSD b1+40(FP), Y12
+	VALUE_SETUP(40)
+
+vloop3:
+	CMPQ CX, $8
+	JLT vdone3
+	VALUE_GATHER3(0, Y0, X0)
+	VALUE_GATHER3(8, Y1, X1)
+	VALUE_GATHER3(16, Y2, X2)
+	VALUE_GATHER3(96, Y3, X3)
+	VALUE_GATHER3(104, Y4, X4)
+	VALUE_GATHER3(112, Y5, X5)
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	MOVQ R9, BX
+
+vunit3:
+	// z = b0 + x0·w0 + x1·w1 + x2·w2; s += max(z, 0)·W1
+	VALUE_FIRST(Y0, Y3)
+	VALUE_INPUT(Y1, Y4, 16)
+	VALUE_INPUT(Y2, Y5, 24)
+	VALUE_TERM(Y10, Y11, 32)
+	ADDQ $40, BX
+	CMPQ BX, R10
+	JLT vunit3
+
+	VADDPD Y6, Y12, Y6
+	VADDPD Y7, Y12, Y7
+	VMOVUPD Y6, (DI)
+	VMOVUPD Y7, 32(DI)
+	ADDQ $192, SI
+	ADDQ $64, DI
+	SUBQ $8, CX
+	JMP vloop3
+
+vdone3:
+	VZEROUPPER
+	RET

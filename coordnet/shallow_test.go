@@ -127,27 +127,72 @@ func TestShallowReductionsAVX2(t *testing.T) {
 	}
 }
 
-// BenchmarkShallowReductions times the ReLU reduction kernels of f_Q's and
-// f_D's shapes (2 and 3 inputs, 10 hidden units) on 32768 rows in one
-// call, in Go and with the AVX2 kernels where the machine has them.
+// TestShallowValuesAVX2 requires the AVX2 kernels of shallowReLUValue2
+// and 3 to give the Go kernels' values bit for bit, for numbers of hidden
+// units and rows below, at and above multiples of the vector widths, on
+// inputs like TestShallowReductionsAVX2's, infinities included (a value
+// has no sum over rows): pre-activations exactly ±0 and NaN (an infinite
+// input times a zero weight) among them.
+func TestShallowValuesAVX2(t *testing.T) {
+	if !simdAvailable {
+		t.Skip("no AVX2")
+	}
+	rng := rand.New(rand.NewPCG(11, 4))
+	for _, in := range []int{2, 3} {
+		for _, h := range []int{2, 3, 4, 5, 7, 8, 10, 13, 16} {
+			for _, rows := range []int{0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 1000} {
+				c := newReductionCase(rng, in, h, 0)
+				c.x = make([]float64, in*rows)
+				for i := range c.x {
+					c.x[i] = awkward(rng, true)
+				}
+				for r := 5; r < rows; r += 7 {
+					c.x[in*r], c.x[in*r+1] = -c.b0[1], 0
+				}
+				b1 := c.k.params[3][0]
+				var outs [2][]float64
+				for i, simd := range []bool{false, true} {
+					useSIMD = simd
+					outs[i] = make([]float64, rows)
+					if in == 2 {
+						c.k.shallowReLUValue2(c.x, rows, outs[i], c.b0, c.w1, b1)
+					} else {
+						c.k.shallowReLUValue3(c.x, rows, outs[i], c.b0, c.w1, b1)
+					}
+					useSIMD = simdAvailable
+				}
+				want, got := outs[0], outs[1]
+				for r := range want {
+					if math.Float64bits(got[r]) != math.Float64bits(want[r]) {
+						t.Fatalf("%d inputs, %d units, %d rows: row %d is %v (%#x) with AVX2, %v (%#x) in Go",
+							in, h, rows, r, got[r], math.Float64bits(got[r]), want[r], math.Float64bits(want[r]))
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkShallowKernels times the ReLU kernels of f_Q's and f_D's
+// shapes (2 and 3 inputs, 10 hidden units) that have AVX2 versions, the
+// values and the reductions, on 32768 rows in one call, in Go and with
+// the AVX2 kernels where the machine has them.
 //
-//	go test ./coordnet -run '^$' -bench ShallowReductions
-func BenchmarkShallowReductions(b *testing.B) {
+//	go test ./coordnet -run '^$' -bench ShallowKernels
+func BenchmarkShallowKernels(b *testing.B) {
 	const rows = 1 << 15
 	for _, in := range []int{2, 3} {
-		c := newReductionCase(rand.New(rand.NewPCG(1, 1)), in, 10, rows)
+		rng := rand.New(rand.NewPCG(1, 1))
+		c := newReductionCase(rng, in, 10, rows)
 		for i := range c.x {
-			c.x[i], c.hd[i] = rand.NormFloat64(), rand.NormFloat64()
+			c.x[i], c.hd[i] = rng.NormFloat64(), rng.NormFloat64()
 		}
 		for i := range c.g {
-			c.g[i] = rand.NormFloat64()
+			c.g[i] = rng.NormFloat64()
 		}
-		dp := make([]float64, c.np)
-		for _, mixed := range []bool{false, true} {
-			kind := "paramgrad"
-			if mixed {
-				kind = "mixed"
-			}
+		dp, out := make([]float64, c.np), make([]float64, rows)
+		b1 := c.k.params[3][0]
+		for _, kind := range []string{"value", "paramgrad", "mixed"} {
 			for _, simd := range []bool{false, true} {
 				name := "go"
 				if simd {
@@ -158,8 +203,18 @@ func BenchmarkShallowReductions(b *testing.B) {
 				}
 				b.Run(fmt.Sprintf("in%d/%s/%s", in, kind, name), func(b *testing.B) {
 					for b.Loop() {
-						c.run(mixed, simd, dp)
+						switch {
+						case kind != "value":
+							c.run(kind == "mixed", simd, dp)
+						case in == 2:
+							useSIMD = simd
+							c.k.shallowReLUValue2(c.x, rows, out, c.b0, c.w1, b1)
+						default:
+							useSIMD = simd
+							c.k.shallowReLUValue3(c.x, rows, out, c.b0, c.w1, b1)
+						}
 					}
+					useSIMD = simdAvailable
 					b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*rows), "ns/row")
 				})
 			}
