@@ -7,6 +7,16 @@ import (
 	"testing"
 )
 
+// sameBits reports whether a and b have the same bits, or are both NaN:
+// where two NaNs meet in an addition, x86 returns the first operand's,
+// and which operand of the commutative a+b comes first in Go's compiled
+// code is the register allocator's choice (a NaN's sign differs between
+// the race build and the plain one), so no kernel can promise Go's NaN
+// bits.
+func sameBits(a, b float64) bool {
+	return math.Float64bits(a) == math.Float64bits(b) || a != a && b != b
+}
+
 // reductionCase is a network of one hidden layer of h ReLU units with in
 // inputs in a kernel, ready for its shallow reductions, with rows of x, g
 // and hd.
@@ -94,11 +104,11 @@ func (c reductionCase) run(mixed, simd bool, dp []float64) []float64 {
 
 // TestShallowReductionsAVX2 requires the AVX2 kernels of the ReLU
 // reductions shallowReLUParamGrad2/3 and shallowReLUMixed2/3 to give the
-// Go kernels' sums bit for bit, for numbers of hidden units below, at and
-// above multiples of the vector width and numbers of rows from none to
-// many, on inputs with zeros of both signs, pre-activations exactly zero,
-// huge, tiny and infinite values, the sums starting from nonzero values
-// (and a −0).
+// Go kernels' sums bit for bit (a NaN for a NaN: see sameBits), for
+// numbers of hidden units below, at and above multiples of the vector
+// width and numbers of rows from none to many, on inputs with zeros of
+// both signs, pre-activations exactly zero, huge, tiny and infinite
+// values, the sums starting from nonzero values (and a −0).
 func TestShallowReductionsAVX2(t *testing.T) {
 	if !simdAvailable {
 		t.Skip("no AVX2")
@@ -116,7 +126,7 @@ func TestShallowReductionsAVX2(t *testing.T) {
 				for _, mixed := range []bool{false, true} {
 					want, got := c.run(mixed, false, dp), c.run(mixed, true, dp)
 					for i := range want {
-						if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+						if !sameBits(got[i], want[i]) {
 							t.Fatalf("%d inputs, %d units, %d rows, mixed %v: gradient %d is %v (%#x) with AVX2, %v (%#x) in Go",
 								in, h, rows, mixed, i, got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
 						}
@@ -128,11 +138,11 @@ func TestShallowReductionsAVX2(t *testing.T) {
 }
 
 // TestShallowValuesAVX2 requires the AVX2 kernels of shallowReLUValue2
-// and 3 to give the Go kernels' values bit for bit, for numbers of hidden
-// units and rows below, at and above multiples of the vector widths, on
-// inputs like TestShallowReductionsAVX2's, infinities included (a value
-// has no sum over rows): pre-activations exactly ±0 and NaN (an infinite
-// input times a zero weight) among them.
+// and 3 to give the Go kernels' values bit for bit (a NaN for a NaN), for
+// numbers of hidden units and rows below, at and above multiples of the
+// vector widths, on inputs like TestShallowReductionsAVX2's, infinities
+// included (a value has no sum over rows): pre-activations exactly ±0 and
+// NaN (an infinite input times a zero weight) among them.
 func TestShallowValuesAVX2(t *testing.T) {
 	if !simdAvailable {
 		t.Skip("no AVX2")
@@ -163,7 +173,7 @@ func TestShallowValuesAVX2(t *testing.T) {
 				}
 				want, got := outs[0], outs[1]
 				for r := range want {
-					if math.Float64bits(got[r]) != math.Float64bits(want[r]) {
+					if !sameBits(got[r], want[r]) {
 						t.Fatalf("%d inputs, %d units, %d rows: row %d is %v (%#x) with AVX2, %v (%#x) in Go",
 							in, h, rows, r, got[r], math.Float64bits(got[r]), want[r], math.Float64bits(want[r]))
 					}
