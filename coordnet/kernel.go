@@ -139,6 +139,7 @@ type mlpKernel struct {
 	wt               []float64 // the shallow kernels' transposed first layer
 	acc              []float64 // the shallow kernels' column of dW0
 	gn               GradNet   // the shallow kernels' weights unit by unit
+	lanes            []float64 // the AVX2 reductions' parameters and sums, four units a vector
 	rows             int
 	off              []int // offsets of the parameters in a flat gradient
 }

@@ -94,12 +94,13 @@ func (k *mlpKernel) shallowRows(x []float64, rows int, g, out, dx []float64) {
 }
 
 // shallowReLUValue2 is shallowRows for values alone of f_Q's shape, 2
-// inputs and ReLU.
+// inputs and ReLU. Where useSIMD, the AVX2 kernel of valueSIMD evaluates
+// the rows up to a multiple of eight, with the same bits.
 func (k *mlpKernel) shallowReLUValue2(x []float64, rows int, out, b0, w1 []float64, b1 float64) {
 	h := len(b0)
 	wt := k.wt[:2*h]
 	w1 = w1[:h]
-	r := 0
+	r := k.valueSIMD(2, x, rows, out)
 	// two rows at a time: their sums are independent chains of additions,
 	// which the processor overlaps; each row's sum is formed in the same
 	// order as one row alone would form it
@@ -127,12 +128,12 @@ func (k *mlpKernel) shallowReLUValue2(x []float64, rows int, out, b0, w1 []float
 }
 
 // shallowReLUValue3 is shallowRows for values alone of f_D's shape, 3
-// inputs and ReLU.
+// inputs and ReLU, with valueSIMD like shallowReLUValue2.
 func (k *mlpKernel) shallowReLUValue3(x []float64, rows int, out, b0, w1 []float64, b1 float64) {
 	h := len(b0)
 	wt := k.wt[:3*h]
 	w1 = w1[:h]
-	for r := 0; r < rows; r++ {
+	for r := k.valueSIMD(3, x, rows, out); r < rows; r++ {
 		x0, x1, x2 := x[3*r], x[3*r+1], x[3*r+2]
 		sum := 0.0
 		for j, bj := range b0 {
@@ -260,8 +261,12 @@ func (k *mlpKernel) eachUnit(dw0 []float64, unit func(j int, wj, acc []float64))
 
 // shallowReLUParamGrad2 and shallowReLUParamGrad3 are shallowParamGrad for
 // f_Q's and f_D's shapes, 2 and 3 inputs, with all of a unit's weights and
-// gradients in registers.
+// gradients in registers. Where useSIMD, the AVX2 kernel of paramGradSIMD
+// does their operations four units at a time, with the same bits.
 func (k *mlpKernel) shallowReLUParamGrad2(x, g, dw0, db0, dw1, b0, w1 []float64) {
+	if k.paramGradSIMD(2, x, g, dw0, db0, dw1, b0, w1) {
+		return
+	}
 	h := len(b0)
 	wt, dw0, db0, dw1, w1 := k.wt[:2*h], dw0[:2*h], db0[:h], dw1[:h], w1[:h]
 	x = x[:2*len(g)]
@@ -282,6 +287,9 @@ func (k *mlpKernel) shallowReLUParamGrad2(x, g, dw0, db0, dw1, b0, w1 []float64)
 }
 
 func (k *mlpKernel) shallowReLUParamGrad3(x, g, dw0, db0, dw1, b0, w1 []float64) {
+	if k.paramGradSIMD(3, x, g, dw0, db0, dw1, b0, w1) {
+		return
+	}
 	h := len(b0)
 	wt, dw0, db0, dw1, w1 := k.wt[:3*h], dw0[:3*h], db0[:h], dw1[:h], w1[:h]
 	x = x[:3*len(g)]
@@ -407,7 +415,12 @@ func (k *mlpKernel) shallowMixed(x, g, hd []float64, rows int, dp []float64) {
 // shallowReLUMixed2 and shallowReLUMixed3 are shallowMixed for f_Q's and
 // f_D's shapes, 2 and 3 inputs, with all of a unit's weights and gradients
 // in registers, and ż without the leading +0 like shallowReLUJVP2 and 3.
+// Where useSIMD, the AVX2 kernel of mixedSIMD does their operations four
+// units at a time, with the same bits.
 func (k *mlpKernel) shallowReLUMixed2(x, g, hd, dw0, dw1, b0, w1 []float64) {
+	if k.mixedSIMD(2, x, g, hd, dw0, dw1, b0, w1) {
+		return
+	}
 	h := len(b0)
 	wt, dw0, dw1, w1 := k.wt[:2*h], dw0[:2*h], dw1[:h], w1[:h]
 	x, hd = x[:2*len(g)], hd[:2*len(g)]
@@ -427,6 +440,9 @@ func (k *mlpKernel) shallowReLUMixed2(x, g, hd, dw0, dw1, b0, w1 []float64) {
 }
 
 func (k *mlpKernel) shallowReLUMixed3(x, g, hd, dw0, dw1, b0, w1 []float64) {
+	if k.mixedSIMD(3, x, g, hd, dw0, dw1, b0, w1) {
+		return
+	}
 	h := len(b0)
 	wt, dw0, dw1, w1 := k.wt[:3*h], dw0[:3*h], dw1[:h], w1[:h]
 	x, hd = x[:3*len(g)], hd[:3*len(g)]
