@@ -17,6 +17,8 @@
 #                runs/gru/SET-SAMPLER-SEED-full and the table of best validation
 #                NLL, its data epoch and the test NLL there to full.md, the
 #                curves to full_test_nll.png
+#   SAMPLE_FLAGS extra flags for every sample run (e.g. --float32); with
+#                GOFLAGS=-tags=openblas the commands are built with OpenBLAS
 # Runs go to runs/gru/SET-SAMPLER-SEED; finished runs (summary.json) are kept.
 # "bash experiments/gru-run.sh report [SETS...]" only writes the tables and
 # figures (each set's table.md is also copied into its README).
@@ -85,7 +87,7 @@ for set in $sets; do
 		steps=$((data_epochs * n)) every=$((n / evals))
 		[ -n "${STEPS:-}" ] && steps=$STEPS every=$((STEPS / evals))
 		"$runs/sample" --flagfile "experiments/$set-gru/$s.flags" --seed "$seed" --quiet \
-			--force --steps $steps --eval-every $every "${early[@]}" --out "$out" || true
+			--force --steps $steps --eval-every $every "${early[@]}" ${SAMPLE_FLAGS:-} --out "$out" || true
 	done
 done
 

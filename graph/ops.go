@@ -132,13 +132,10 @@ func (op elemOp) UsePreallocDo(prealloc G.Value, v ...G.Value) (G.Value, error) 
 // map64 applies the op to src into dst, with the common kinds' loops
 // written out (a call of apply per element costs several times the work).
 func (op elemOp) map64(dst, src []float64) {
+	if mapExact(op.kind, dst, src) {
+		return
+	}
 	switch op.kind {
-	case kindCopy:
-		copy(dst, src)
-	case kindNeg:
-		for i, x := range src {
-			dst[i] = -x
-		}
 	case kindAbs:
 		for i, x := range src {
 			dst[i] = math.Abs(x)
@@ -174,7 +171,18 @@ func (op elemOp) map64(dst, src []float64) {
 
 // map32 is map64 in float32.
 func (op elemOp) map32(dst, src []float32) {
-	switch op.kind {
+	if mapExact(op.kind, dst, src) {
+		return
+	}
+	for i, x := range src {
+		dst[i] = op.apply32(x)
+	}
+}
+
+// mapExact applies Copy and Neg, the kinds that are exact in any dtype, and
+// reports whether kind was one of them.
+func mapExact[T float32 | float64](kind elemKind, dst, src []T) bool {
+	switch kind {
 	case kindCopy:
 		copy(dst, src)
 	case kindNeg:
@@ -182,10 +190,9 @@ func (op elemOp) map32(dst, src []float32) {
 			dst[i] = -x
 		}
 	default:
-		for i, x := range src {
-			dst[i] = op.apply32(x)
-		}
+		return false
 	}
+	return true
 }
 
 // mapValue applies f (or f32), a kernel over whole slices, element-wise
