@@ -254,3 +254,14 @@ type Monitor interface {
 	// Summary returns the final metrics of the run.
 	Summary() ([]Metric, error)
 }
+
+// Resumer is a Monitor that a run stopped and later resumed (cmd/sample
+// --resume) can restore from the positions at the step it stopped at
+// alone: Resume puts a fresh monitor into the state it had after observing
+// theta at step. A monitor whose metrics accumulate over the run (running
+// moments, an averaged predictive) would need its accumulated state saved as
+// well, and does not implement it.
+type Resumer interface {
+	Monitor
+	Resume(step int, theta []float64) error
+}

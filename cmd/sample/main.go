@@ -44,6 +44,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/plot"
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gru"
 )
 
@@ -52,6 +53,7 @@ func main() { cli.Main("sample", run) }
 // options are the command's flags.
 type options struct {
 	task, sampler, out, meta, gamma string
+	resume                          string
 	chains, steps, evalEvery        int
 	traceEvery, traceCoords         int
 	stepSize, lr, friction, noise   float64
@@ -81,16 +83,33 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.patience, "patience", 0, "GRU tasks with --valid: stop once valid_nll has not improved for `N` evaluations in a row (the paper's early stopping; summary.json records the best valid_nll, its step and test_nll there either way); 0: run all --steps")
 	fs.Float64Var(&o.noise, "noise", -1, "standard deviation σ of gradient noise injected into Gaussian tasks (default: the task's)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
-	fs.StringVar(&o.out, "out", "", "output directory (required)")
+	fs.StringVar(&o.out, "out", "", "output directory (required, but with --resume)")
+	fs.StringVar(&o.resume, "resume", "", "continue the run stopped in `DIR` (by a signal, or a session that ended) from its last checkpoint, with its flags (outputs go there too): it gives the metrics of an uninterrupted run; only --steps may differ, to extend a run (and --quiet, --data-dir); GRU tasks only, without --trace-every")
 	fs.BoolVar(&o.force, "force", false, "replace the run already in --out: its files are deleted first")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar, nor progress lines when standard error is not a terminal")
 	fs.IntVar(&o.traceEvery, "trace-every", 0, "stream a draw of every chain every `N` steps to trace.bin as the run goes (memory: one draw) and, in a build with -tags netcdf, write the draws at the end as ArviZ InferenceData to trace.nc (else convert --trace does it later); 0: no trace")
 	fs.IntVar(&o.traceCoords, "trace-coords", defaultTraceCoords, "what --trace-every traces: the first `N` coordinates of θ of each chain, 8·chains·N bytes a draw; 0: all")
 	registerSamplerFlags(fs, &o)
-	cli.SetUsage(fs, cli.Help{Name: "sample", Synopsis: "sample [flags] --out DIR",
+	cli.SetUsage(fs, cli.Help{Name: "sample", Synopsis: "sample [flags] [--out DIR | --resume DIR]",
 		Description: "runs an SG-MCMC sampler (" + samplerList(func(s *sampler) string { return s.label }) + ") on a task and writes its metrics into --out"})
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
+	}
+	var cp *checkpoint
+	if o.resume != "" {
+		switch {
+		case fs.Changed("out") && o.out != o.resume:
+			return cli.Usagef("--resume writes into the run's own directory; drop --out")
+		case o.force:
+			return cli.Usagef("--force replaces a run and --resume continues it: give one of them")
+		}
+		o.out = o.resume
+		if err := resumeFlags(fs, o.resume); err != nil {
+			return err
+		}
+		if o.traceEvery > 0 {
+			return cli.Usagef("cannot resume %s: it streams a trace (--trace-every), which a resumed run cannot continue; start a new run into another --out", o.resume)
+		}
 	}
 	if o.out == "" {
 		return cli.Usagef("--out DIR is required")
@@ -131,24 +150,64 @@ func run(ctx context.Context, args []string) error {
 	if c, ok := mon.(io.Closer); ok {
 		defer c.Close()
 	}
+	// a run checkpoints only what it can resume: its monitor restores
+	// from the positions, and it streams no trace
+	resumer, resumable := mon.(tasks.Resumer)
+	resumable = resumable && o.traceEvery == 0
+	d := task.Dim
+	if o.resume != "" {
+		if !resumable {
+			return cli.Usagef("cannot resume %s: the monitor of task %s accumulates its metrics over the run and cannot be restored (only the GRU tasks' runs resume); start a new run into another --out", o.resume, o.task)
+		}
+		if cp, err = readCheckpoint(o.resume); err != nil {
+			return err
+		}
+		if err := cp.validate(d, o.chains); err != nil {
+			return cli.Usagef("checkpoint %s is not valid: %v; %s", filepath.Join(o.resume, checkpointFile), err, damaged)
+		}
+		if o.steps < cp.State.Steps {
+			return cli.Usagef("--steps %d is before the checkpoint of the run in %s, at step %d", o.steps, o.resume, cp.State.Steps)
+		}
+		if err := checkFinished(o.resume, cp.State.Steps, o.steps); err != nil {
+			return err
+		}
+	} else if !o.force {
+		if _, err := os.Stat(filepath.Join(o.out, checkpointFile)); err == nil {
+			return cli.Usagef("%s already holds a sample run: continue it with --resume %s, give --force to replace it, or choose another --out", o.out, o.out)
+		}
+	}
 	out, err := cli.OpenOutDir(o.out) // only now: no usage error leaves a directory behind
 	if err != nil {
 		return err
 	}
 	defer out.Close()
-	if err := out.Replace("sample", o.force, outputFiles...); err != nil {
-		return err
+	if o.resume == "" {
+		if err := out.Replace("sample", o.force, outputFiles...); err != nil {
+			return err
+		}
 	}
 
-	rng := rand.New(rand.NewPCG(o.seed, 0x73616d706c65)) // "sample"
-	st, err := kernel.Init(task.Init(rng, o.chains), nil)
-	if err != nil {
+	pcg := rand.NewPCG(o.seed, 0x73616d706c65) // "sample"
+	rng := rand.New(pcg)
+	var st *samplers.State
+	if cp != nil {
+		if st, err = cp.restore(kernel, pcg, target); err != nil {
+			return cli.Usagef("cannot resume %s: checkpoint %s: %v; its config.json and checkpoint.json disagree (edited, or written by another version of this program): continue it with that version, or start afresh into another --out", o.resume, checkpointFile, err)
+		}
+	} else if st, err = kernel.Init(task.Init(rng, o.chains), nil); err != nil {
 		return err
 	}
-	d := task.Dim
+	done := st.Steps                  // the steps before this process's
 	var schedule func(step int) error // the sampler's changes during the run
 	if s, _ := lookupSampler(o.sampler); s.schedule != nil {
 		if schedule, err = s.schedule(&o, kernel); err != nil {
+			return err
+		}
+	}
+	// a schedule's changes depend on the step alone: replayed, they give
+	// the kernel the settings it had at the checkpoint
+	for step := 1; schedule != nil && step <= done; step++ {
+		if err := schedule(step); err != nil {
 			return err
 		}
 	}
@@ -161,15 +220,53 @@ func run(ctx context.Context, args []string) error {
 			metrics.Close()
 		}
 	}()
+	var best earlyStop
+	steps := 0 // the last step the monitor accepted
+	elapsed := 0.0
+	if cp != nil {
+		if header, rows, err = readRunMetrics(o.resume, cp.Rows, done); err != nil {
+			return err
+		}
+		if header != nil {
+			// the rows up to the checkpoint, written whole, then appended to
+			path := filepath.Join(o.out, metricsFile)
+			if err := cli.WriteCSV(path, header, rows); err != nil {
+				return err
+			}
+			if metrics, err = cli.AppendCSV(path, header); err != nil {
+				return err
+			}
+		}
+		if replayEarlyStop(&best, header, rows, o.patience) {
+			o.steps = done // it stopped there, and was killed before its summary
+		}
+		if err := resumer.Resume(done, st.Theta); err != nil {
+			return err
+		}
+		steps, elapsed = done, cp.Seconds
+	}
+	if err := cli.WriteJSON(filepath.Join(o.out, configFile), map[string]any{"flags": runFlags(fs), "given": given(fs), "code": cli.Version()}); err != nil {
+		return err
+	}
+	var start time.Time // of the run, earlier than this process's by its time so far
+	saveCheckpoint := func(st *samplers.State) error {
+		if !resumable {
+			return nil
+		}
+		c, err := newCheckpoint(st, pcg, target, len(rows), time.Since(start).Seconds())
+		if err != nil {
+			return err
+		}
+		return writeCheckpoint(o.out, c)
+	}
 	tr, err := newTracer(o, d)
 	if err != nil {
 		return err
 	}
 	defer tr.abort() // unless finished: a run that fails to write its outputs keeps no stream
-	var best earlyStop
 	bar := cli.NewProgress(o.steps, label, o.quiet, os.Stderr)
-	start := time.Now()
-	steps := 0 // the last step the monitor accepted
+	bar.Skip(done)
+	start = time.Now().Add(-time.Duration(elapsed * float64(time.Second)))
 	record := func(step int, st *samplers.State) error {
 		if schedule != nil {
 			if err := schedule(step); err != nil {
@@ -211,7 +308,11 @@ func run(ctx context.Context, args []string) error {
 				bar.Describe(fmt.Sprintf("%s %s=%.4g", label, ms[0].Name, ms[0].Value))
 			}
 			bar.Log(step, metricsLine(ms))
-			if best.observe(step, ms, o.patience) {
+			stop := best.observe(step, ms, o.patience)
+			if err := saveCheckpoint(st); err != nil {
+				return err
+			}
+			if stop {
 				bar.Note(fmt.Sprintf("%s has not improved for %d evaluations: stopped at step %d (the best, %.6g, at step %d)",
 					gru.MetricValidNLL, o.patience, step, best.valid, best.step))
 				return samplers.ErrStop
@@ -220,11 +321,19 @@ func run(ctx context.Context, args []string) error {
 		bar.Add(1)
 		return nil
 	}
-	runErr := samplers.Run(ctx, kernel, rng, st, o.steps, record)
+	runErr := samplers.Run(ctx, kernel, rng, st, o.steps-done, record)
+	resumeHint := ""
 	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
 		runErr = errors.New("interrupted")
 		if s := cli.Signal(ctx); s != nil {
 			runErr = fmt.Errorf("interrupted by %s", cli.SignalName(s))
+		}
+		// between steps: the state is whole
+		if err := saveCheckpoint(st); err != nil {
+			return err
+		}
+		if resumable {
+			resumeHint = "; continue with --resume " + o.out
 		}
 	}
 	bar.Finish()
@@ -233,7 +342,7 @@ func run(ctx context.Context, args []string) error {
 	summary := map[string]any{
 		"task": o.task, "sampler": o.sampler, "chains": o.chains, "steps": steps, "seed": o.seed,
 		"seconds": seconds, "steps_per_second": float64(steps) / seconds,
-		"dimension": d, "step_size": o.stepSize, "flags": cli.Resolved(fs), "code": cli.Version(),
+		"dimension": d, "step_size": o.stepSize, "flags": runFlags(fs), "code": cli.Version(),
 	}
 	for k, v := range settings {
 		summary[k] = v
@@ -269,7 +378,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	if runErr != nil {
-		return fmt.Errorf("%s after %d steps (outputs so far written to %s)", runErr, steps, o.out)
+		return fmt.Errorf("%s after %d steps (outputs so far written to %s%s)", runErr, steps, o.out, resumeHint)
 	}
 	bar.Note("outputs in " + o.out)
 	return nil

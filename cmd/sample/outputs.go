@@ -12,7 +12,7 @@ import (
 // --trace-every streams trace.bin instead) but stays in the list, so that
 // --force on the directory of a run from before removes it too, rather
 // than leaving it beside the new run's files.
-var outputFiles = []string{"metrics.csv", "metrics.png", "metrics.svg", "summary.json", "trace.csv", traceStream, traceNetCDF}
+var outputFiles = []string{metricsFile, "metrics.png", "metrics.svg", summaryFile, checkpointFile, configFile, "trace.csv", traceStream, traceNetCDF}
 
 // metricsLine formats metrics for a log line, as "kl=0.1234 ess=56.78".
 func metricsLine(ms []tasks.Metric) string {

@@ -19,7 +19,7 @@ const (
 // test_nll, the negative log-likelihood per frame of the ensemble predictive
 // of the K chains, and test_nll_chain, that of the chains on average — and,
 // when the monitor has a validation split, valid_nll, the ensemble's on it.
-// It implements tasks.Monitor.
+// It implements tasks.Monitor and tasks.Resumer.
 //
 // Scoring a split runs the whole split forward for every chain (with a
 // Scorer), so Metrics costs seconds; Observe costs a copy.
@@ -33,7 +33,7 @@ type Monitor struct {
 	metricsStep int
 }
 
-var _ tasks.Monitor = (*Monitor)(nil)
+var _ tasks.Resumer = (*Monitor)(nil)
 
 // NewMonitor returns a monitor of the chains of a GRU configured by cfg
 // (Hidden, Chains, Segment, Dtype), scored on test and, unless valid is
@@ -59,6 +59,13 @@ func (m *Monitor) Observe(step int, theta []float64) error {
 	copy(m.theta, theta)
 	m.step = step
 	return nil
+}
+
+// Resume implements tasks.Resumer: the monitor keeps only the latest
+// positions, so observing the positions a run stopped at restores it.
+func (m *Monitor) Resume(step int, theta []float64) error {
+	m.metrics = nil
+	return m.Observe(step, theta)
 }
 
 // Metrics implements tasks.Monitor: test_nll, test_nll_chain and, with a

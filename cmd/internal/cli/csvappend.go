@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 // CSVAppender writes a CSV file a row at a time, for outputs that grow
@@ -119,4 +120,39 @@ func (a *CSVAppender) Close() error {
 		return fmt.Errorf("writing %s: %w", a.path, err)
 	}
 	return nil
+}
+
+// AppendCSV opens path, a CSV file of complete rows as CreateCSV and Append
+// write it, to append more rows to it, as a resumed run does to its
+// metrics: the file's header must be header, and every row must have as
+// many fields. Rows counts the rows already there.
+func AppendCSV(path string, header []string) (*CSVAppender, error) {
+	if len(header) == 0 {
+		return nil, fmt.Errorf("writing %s: a CSV header needs at least one field", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return nil, fmt.Errorf("appending to %s: %w", path, err)
+	}
+	fail := func(err error) (*CSVAppender, error) {
+		f.Close()
+		return nil, fmt.Errorf("appending to %s: %w", path, err)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return fail(err)
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		return fail(errors.New("the file does not end with a complete row"))
+	}
+	records, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return fail(err)
+	}
+	if len(records) == 0 || !slices.Equal(records[0], header) {
+		return fail(fmt.Errorf("its header is not %q", header))
+	}
+	a := &CSVAppender{path: path, f: f, w: f, fields: len(header), size: int64(len(b)), rows: len(records) - 1}
+	a.cw = csv.NewWriter(&a.buf)
+	return a, nil
 }

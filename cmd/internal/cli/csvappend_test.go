@@ -195,3 +195,39 @@ func BenchmarkCSVAppender(b *testing.B) {
 		}
 	}
 }
+
+// TestAppendCSVContinuesAFile: rows appended after reopening a file follow
+// the rows already there, and a file with another header is refused.
+func TestAppendCSVContinuesAFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.csv")
+	a, err := CreateCSV(path, []string{"step", "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Append([]string{"1", "0.5"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AppendCSV(path, []string{"step", "y"}); err == nil || !strings.Contains(err.Error(), "header") {
+		t.Errorf("another header: error %v, want one about the header", err)
+	}
+	b, err := AppendCSV(path, []string{"step", "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Rows() != 1 {
+		t.Errorf("Rows %d, want 1", b.Rows())
+	}
+	if err := b.Append([]string{"2", "a,b"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if want := "step,x\n1,0.5\n2,\"a,b\"\n"; string(got) != want {
+		t.Errorf("file %q, want %q", got, want)
+	}
+}

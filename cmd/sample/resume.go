@@ -1,0 +1,331 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/spf13/pflag"
+
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+)
+
+// The files of a run that --resume continues.
+const (
+	checkpointFile = "checkpoint.json"
+	configFile     = "config.json"
+	metricsFile    = "metrics.csv"
+	summaryFile    = "summary.json"
+)
+
+// checkpointVersion is the version of the checkpoint format.
+const checkpointVersion = 1
+
+// checkpoint is the whole state of a run after a step, written at every
+// evaluation point and when a signal stops the run: resuming from it gives
+// the metrics of an uninterrupted run, bit for bit (but the seconds).
+// The kernel's settings that a schedule changes (the warm-up's step size)
+// are functions of the step, replayed on resume; the early-stopping state
+// is rebuilt from the metrics rows; the monitor from the positions
+// (tasks.Resumer).
+type checkpoint struct {
+	Version int                `json:"version"`
+	State   *samplers.Snapshot `json:"state"`
+	// RNG is the state of the run's random source, a *rand.PCG.
+	RNG []byte `json:"rng"`
+	// Batches is the minibatch order of the target, if it has one.
+	Batches json.RawMessage `json:"batches,omitempty"`
+	// Rows is the number of rows of metrics.csv written up to the state.
+	Rows int `json:"rows"`
+	// Seconds is the run's time so far.
+	Seconds float64 `json:"seconds"`
+}
+
+// validate checks the checkpoint's fields on their own, and against the
+// run's dimension d and chains k; the error names the first
+// bad field as in the JSON.
+func (c *checkpoint) validate(d, k int) error {
+	switch {
+	case c.Version != checkpointVersion:
+		return fmt.Errorf("version is %d; this program reads version %d (continue the run with the program that wrote it)", c.Version, checkpointVersion)
+	case c.State == nil:
+		return errors.New("state is missing")
+	case c.State.Steps < 0:
+		return fmt.Errorf("state.steps is %d, want ≥ 0", c.State.Steps)
+	case len(c.State.Theta) != d*k:
+		return fmt.Errorf("state.theta has %d values, want %d (%d dimensions × %d chains)", len(c.State.Theta), d*k, d, k)
+	case c.State.P != nil && len(c.State.P) != d*k:
+		return fmt.Errorf("state.p has %d values, want %d", len(c.State.P), d*k)
+	case c.Rows < 0 || c.Rows > c.State.Steps:
+		return fmt.Errorf("rows is %d, want 0 to %d (state.steps)", c.Rows, c.State.Steps)
+	case !(c.Seconds >= 0):
+		return fmt.Errorf("seconds is %v, want ≥ 0", c.Seconds)
+	}
+	if err := new(rand.PCG).UnmarshalBinary(c.RNG); err != nil {
+		return fmt.Errorf("rng: %v", err)
+	}
+	if len(c.Batches) > 0 {
+		var s struct {
+			Perm []int `json:"perm"`
+			Size int   `json:"size"`
+		}
+		if err := json.Unmarshal(c.Batches, &s); err != nil {
+			return fmt.Errorf("batches: %v", err)
+		}
+		b, err := tasks.NewBatches(len(s.Perm), s.Size)
+		if err == nil {
+			err = b.UnmarshalJSON(c.Batches)
+		}
+		if err != nil {
+			return fmt.Errorf("batches: %v", err)
+		}
+	}
+	return nil
+}
+
+// damaged says what to do about a run's damaged file.
+const damaged = "the file is damaged or was edited: restore it from a copy, or start the run afresh into another --out"
+
+// readCheckpoint reads the checkpoint of the run in dir.
+func readCheckpoint(dir string) (*checkpoint, error) {
+	path := filepath.Join(dir, checkpointFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, cli.Usagef("cannot read checkpoint %s: %v; give --resume the output directory of a run (it writes %s at every evaluation and when interrupted)", path, err, checkpointFile)
+	}
+	var c checkpoint
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, cli.Usagef("checkpoint %s is not valid JSON of a checkpoint (%v); %s", path, err, damaged)
+	}
+	return &c, nil
+}
+
+// targetBatches returns the target's minibatch order, or nil.
+func targetBatches(t tasks.Target) *tasks.Batches {
+	if b, ok := t.(tasks.Batched); ok {
+		return b.Batches()
+	}
+	return nil
+}
+
+// newCheckpoint returns the run's checkpoint after the state st.
+func newCheckpoint(st *samplers.State, pcg *rand.PCG, t tasks.Target, rows int, seconds float64) (*checkpoint, error) {
+	snap, err := samplers.Save(st)
+	if err != nil {
+		return nil, err
+	}
+	rng, err := pcg.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	c := &checkpoint{Version: checkpointVersion, State: snap, RNG: rng, Rows: rows, Seconds: seconds}
+	if b := targetBatches(t); b != nil {
+		if c.Batches, err = json.Marshal(b); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// writeCheckpoint writes c atomically into dir.
+func writeCheckpoint(dir string, c *checkpoint) error {
+	return cli.WriteFile(filepath.Join(dir, checkpointFile), func(w io.Writer) error {
+		return json.NewEncoder(w).Encode(c)
+	})
+}
+
+// restore puts the checkpoint's random state, chains and minibatch order
+// back: it returns the state to continue from.
+func (c *checkpoint) restore(kernel samplers.Kernel, pcg *rand.PCG, t tasks.Target) (*samplers.State, error) {
+	if err := pcg.UnmarshalBinary(c.RNG); err != nil {
+		return nil, fmt.Errorf("rng: %w", err)
+	}
+	b := targetBatches(t)
+	switch {
+	case b == nil && len(c.Batches) > 0:
+		return nil, errors.New("batches: the checkpoint has a minibatch order, the task's target draws none")
+	case b != nil && len(c.Batches) == 0:
+		return nil, errors.New("batches: missing, and the task's target draws minibatches")
+	case b != nil:
+		if err := b.UnmarshalJSON(c.Batches); err != nil {
+			return nil, fmt.Errorf("batches: %w", err)
+		}
+	}
+	st, err := samplers.Restore(kernel, c.State)
+	if err != nil {
+		return nil, fmt.Errorf("state: %w", err)
+	}
+	return st, nil
+}
+
+// readRunMetrics reads the first n rows of the run's metrics.csv, which must
+// be evaluations up to step (the rows after them, from evaluations after
+// the checkpoint, are dropped), with its header.
+func readRunMetrics(dir string, n, step int) (header []string, rows [][]string, err error) {
+	path := filepath.Join(dir, metricsFile)
+	if n == 0 {
+		return nil, nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, cli.Usagef("cannot resume %s: %v; the checkpoint follows %d rows of it", dir, err, n)
+	}
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(records) < 1+n {
+		if err == nil {
+			err = fmt.Errorf("%d rows, want at least %d (the checkpoint's rows)", max(len(records)-1, 0), n)
+		}
+		return nil, nil, cli.Usagef("cannot resume %s: %s: %v; %s", dir, path, err, damaged)
+	}
+	header, rows = records[0], records[1:1+n]
+	if len(header) < 2 || header[0] != "step" || header[1] != "seconds" {
+		return nil, nil, cli.Usagef("cannot resume %s: %s has the header %q, want step, seconds and the metrics; %s", dir, path, header, damaged)
+	}
+	last := 0
+	for i, r := range rows {
+		s, err := strconv.Atoi(r[0])
+		if err != nil || s <= last || s > step {
+			return nil, nil, cli.Usagef("cannot resume %s: %s: row %d has step %q, want steps rising up to the checkpoint's %d; %s", dir, path, i+1, r[0], step, damaged)
+		}
+		last = s
+		for j := 1; j < len(r); j++ {
+			if _, err := strconv.ParseFloat(r[j], 64); err != nil {
+				return nil, nil, cli.Usagef("cannot resume %s: %s: row %d, %s: %v; %s", dir, path, i+1, header[j], err, damaged)
+			}
+		}
+	}
+	return header, rows, nil
+}
+
+// replayEarlyStop rebuilds the early-stopping state from the metrics rows
+// and reports whether the last of them stopped the run.
+func replayEarlyStop(e *earlyStop, header []string, rows [][]string, patience int) bool {
+	stopped := false
+	for _, r := range rows {
+		step, _ := strconv.Atoi(r[0])
+		var ms []tasks.Metric
+		for j := 2; j < len(header); j++ {
+			v, _ := strconv.ParseFloat(r[j], 64)
+			ms = append(ms, tasks.Metric{Name: header[j], Value: v})
+		}
+		stopped = e.observe(step, ms, patience)
+	}
+	return stopped
+}
+
+// checkFinished refuses to resume a run that has finished (its summary.json
+// has no "error") unless steps extends it, and one that stopped early.
+func checkFinished(dir string, done, steps int) error {
+	b, err := os.ReadFile(filepath.Join(dir, summaryFile))
+	if err != nil {
+		return nil // interrupted before writing it
+	}
+	var s map[string]any
+	if json.Unmarshal(b, &s) != nil {
+		return nil
+	}
+	if _, failed := s["error"]; failed {
+		return nil
+	}
+	if stopped, _ := s["stopped_early"].(bool); stopped {
+		return cli.Usagef("the run in %s stopped early at step %d (--patience): it cannot be resumed; start a new run into another --out", dir, done)
+	}
+	if steps <= done {
+		return cli.Usagef("the run in %s has finished its %d steps; give --steps larger than %d to extend it", dir, done, done)
+	}
+	return nil
+}
+
+// resumeFree are the flags that a resumed run may set otherwise than the
+// run it continues: --steps extends it; --quiet and the data directory do
+// not change its result.
+var resumeFree = map[string]bool{"steps": true, "quiet": true, "data-dir": true, "download": true}
+
+// resumeOwn are the flags never taken from the run being resumed.
+var resumeOwn = map[string]bool{"resume": true, "out": true, "force": true, cli.FlagFileFlag: true}
+
+// resumeFlags sets on fs the flags of the run in dir, from its config.json,
+// that this command line does not set, so that --resume DIR alone continues
+// the run as it was; a flag set here to another value than the run's is a
+// usage error naming it, but for those in resumeFree.
+func resumeFlags(fs *pflag.FlagSet, dir string) error {
+	path := filepath.Join(dir, configFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return cli.Usagef("cannot resume %s: %v; the run's %s holds its flags: restore it, or start afresh into another --out", dir, err, configFile)
+	}
+	var saved struct {
+		Flags map[string]string `json:"flags"`
+		Given []string          `json:"given"`
+	}
+	if err := json.Unmarshal(b, &saved); err != nil || saved.Flags == nil || saved.Given == nil {
+		if err == nil {
+			err = errors.New(`no "flags" or "given"`)
+		}
+		return cli.Usagef("cannot resume %s: %s is not valid (%v); %s", dir, path, err, damaged)
+	}
+	set := map[string]bool{}
+	for _, name := range saved.Given {
+		set[name] = true
+	}
+	names := make([]string, 0, len(saved.Flags))
+	for name := range saved.Flags {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		v := saved.Flags[name]
+		f := fs.Lookup(name)
+		if f == nil || resumeOwn[name] {
+			continue
+		}
+		if fs.Changed(name) {
+			if now := f.Value.String(); now != v && !resumeFree[name] {
+				had := fmt.Sprintf("has --%s %s", name, v)
+				if !set[name] && v == f.DefValue {
+					had = fmt.Sprintf("did not set --%s", name)
+				}
+				return cli.Usagef("--%s %s conflicts with the run in %s, which %s (%s): drop --%s to continue the run as it was (only --steps may change, to extend it), or start a new run into another --out",
+					name, now, dir, had, path, name)
+			}
+			continue
+		}
+		if set[name] {
+			if err := fs.Set(name, v); err != nil {
+				return cli.Usagef("cannot resume %s: %s: --%s %s: %v; %s", dir, path, name, v, err, damaged)
+			}
+		}
+	}
+	return nil
+}
+
+// given returns the names of the flags set on the command line or in a flag
+// file (or, on --resume, taken from the run), in order.
+func given(fs *pflag.FlagSet) []string {
+	names := []string{}
+	fs.Visit(func(f *pflag.Flag) {
+		if !resumeOwn[f.Name] || f.Name == "out" {
+			names = append(names, f.Name)
+		}
+	})
+	return names
+}
+
+// runFlags are the resolved flags of the run, as summary.json and
+// config.json record them: a resumed run's are those of the run it
+// continues (but --steps), without --resume.
+func runFlags(fs *pflag.FlagSet) map[string]string {
+	m := cli.Resolved(fs)
+	delete(m, "resume")
+	return m
+}

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
+	"github.com/metasgmcmc/metasgmcmc/internal/ctxtest"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
+)
+
+// needData skips a test in -short mode, or when the data file (under the
+// data directory) is missing.
+func needData(t *testing.T, file string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: data tasks skipped")
+	}
+	if _, err := os.Stat(filepath.Join(datadir.Dir(""), file)); err != nil {
+		t.Skipf("data not available (%v); set %s", err, datadir.EnvVar)
+	}
+}
+
+const (
+	jsbData   = "music/JSB_Chorales.mat"
+	pianoData = "music/Piano_midi.mat"
+)
+
+// gruRun are the flags of a tiny GRU run: 12 steps, an evaluation every 3.
+var gruRun = []string{"-hidden", "4", "-chains", "2", "-steps", "12", "-eval-every", "3", "-valid", "-quiet"}
+
+// interruptRun runs args into a new directory, interrupted (as by a
+// signal) after the given number of steps, and returns the directory.
+func interruptRun(t *testing.T, args []string, steps int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	err := run(ctxtest.CancelAfter(steps), append(args, "-out", dir))
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("want an interruption, got %v", err)
+	}
+	return dir
+}
+
+// metricsWithoutSeconds reads a run's metrics.csv, its seconds column
+// blanked.
+func metricsWithoutSeconds(t *testing.T, dir string) [][]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "metrics.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range records[1:] {
+		r[1] = ""
+	}
+	return records
+}
+
+// summaryWithoutTiming reads a run's summary.json without its timing
+// fields and --out.
+func summaryWithoutTiming(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s map[string]any
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	delete(s, "seconds")
+	delete(s, "steps_per_second")
+	delete(s["flags"].(map[string]any), "out")
+	return s
+}
+
+// finalState reads the chains' state in a run's last checkpoint.
+func finalState(t *testing.T, dir string) string {
+	t.Helper()
+	c, err := readCheckpoint(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(c.State)
+	return string(b)
+}
+
+// TestInterruptResumesExactly interrupts GRU runs between evaluation
+// points, in the middle of a data epoch, and resumes them with --resume DIR
+// alone: metrics.csv must be the uninterrupted run's but for the seconds,
+// summary.json the same but for timing, and the chains the same bit for
+// bit. It fails if any of the random state, the minibatch order, the
+// kernel's memory (pSGLD, NNSGHMC with finite-difference Γ) or the warm-up
+// schedule were not restored; twice interrupted runs resume too.
+func TestInterruptResumesExactly(t *testing.T) {
+	meta := "../../experiments/piano-gru/sampler.json"
+	tests := []struct {
+		name, data string
+		args       []string
+		stops      []int // steps run before each interruption, in turn
+	}{
+		{"jsb-gru sghmc", jsbData, []string{"-task", "jsb-gru", "-sampler", "sghmc"}, []int{7}},
+		{"jsb-gru sghmc at an evaluation", jsbData, []string{"-task", "jsb-gru", "-sampler", "sghmc", "-seed", "5"}, []int{6}},
+		{"piano-gru nnsghmc", pianoData, []string{"-task", "piano-gru", "-sampler", "nnsghmc", "-meta", meta}, []int{5}},
+		{"piano-gru nnsghmc fd warm-up", pianoData, []string{"-task", "piano-gru", "-sampler", "nnsghmc", "-meta", meta,
+			"-gamma", "fd", "-warmup-steps", "8", "-warmup-step-size", "0.0001", "-patience", "20"}, []int{4, 6}},
+		{"jsb-gru psgld", jsbData, []string{"-task", "jsb-gru", "-sampler", "psgld"}, []int{8}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			needData(t, tc.data)
+			args := append(append([]string(nil), tc.args...), gruRun...)
+			straight := filepath.Join(t.TempDir(), "straight")
+			if err := run(context.Background(), append(args, "-out", straight)); err != nil {
+				t.Fatal(err)
+			}
+			stopped := interruptRun(t, args, tc.stops[0])
+			for _, n := range tc.stops[1:] {
+				err := run(ctxtest.CancelAfter(n), []string{"-resume", stopped})
+				if err == nil || !strings.Contains(err.Error(), "continue with --resume") {
+					t.Fatalf("resumed run interrupted again: %v, want an interruption", err)
+				}
+			}
+			if err := run(context.Background(), []string{"-resume", stopped}); err != nil {
+				t.Fatal(err)
+			}
+			if a, b := metricsWithoutSeconds(t, straight), metricsWithoutSeconds(t, stopped); !reflect.DeepEqual(a, b) {
+				t.Errorf("metrics.csv of the resumed run differs from the uninterrupted run's:\n  resumed: %q\n  straight: %q", b, a)
+			}
+			if a, b := summaryWithoutTiming(t, straight), summaryWithoutTiming(t, stopped); !reflect.DeepEqual(a, b) {
+				t.Errorf("summary.json of the resumed run differs from the uninterrupted run's:\n  resumed: %v\n  straight: %v", b, a)
+			}
+			if finalState(t, straight) != finalState(t, stopped) {
+				t.Error("the resumed run's final chains differ from the uninterrupted run's")
+			}
+		})
+	}
+}
+
+// TestResumeExtendsARun: a finished run resumes only with more --steps, and
+// then continues as a longer run would have.
+func TestResumeExtendsARun(t *testing.T) {
+	needData(t, jsbData)
+	args := append([]string{"-task", "jsb-gru", "-sampler", "sghmc"}, gruRun...)
+	long := filepath.Join(t.TempDir(), "long")
+	if err := run(context.Background(), append(args, "-steps", "18", "-out", long)); err != nil {
+		t.Fatal(err)
+	}
+	short := filepath.Join(t.TempDir(), "short")
+	if err := run(context.Background(), append(args, "-out", short)); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"-resume", short})
+	var u *cli.UsageError
+	if !errors.As(err, &u) || !strings.Contains(err.Error(), "has finished its 12 steps; give --steps larger than 12") {
+		t.Fatalf("resuming a finished run: %v, want a usage error", err)
+	}
+	if err := run(context.Background(), []string{"-resume", short, "-steps", "18"}); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := metricsWithoutSeconds(t, long), metricsWithoutSeconds(t, short); !reflect.DeepEqual(a, b) {
+		t.Errorf("metrics.csv of the extended run differs from the longer run's:\n  extended: %q\n  longer: %q", b, a)
+	}
+	if a, b := summaryWithoutTiming(t, long), summaryWithoutTiming(t, short); !reflect.DeepEqual(a, b) {
+		t.Errorf("summary.json of the extended run differs from the longer run's:\n  extended: %v\n  longer: %v", b, a)
+	}
+}
+
+// TestResumeRefusesConflictingFlags: --resume DIR continues the run with
+// its own flags; another value of any flag but --steps (and --quiet and the
+// data directory) is a usage error naming the flag.
+func TestResumeRefusesConflictingFlags(t *testing.T) {
+	needData(t, jsbData)
+	dir := interruptRun(t, append([]string{"-task", "jsb-gru", "-sampler", "sghmc"}, gruRun...), 4)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-seed", "2"}, "--seed 2 conflicts with the run in " + dir + ", which did not set --seed"},
+		{[]string{"-sampler", "sgld"}, "--sampler sgld conflicts with the run in " + dir + ", which has --sampler sghmc"},
+		{[]string{"-chains", "3"}, "--chains 3 conflicts"},
+		{[]string{"-task", "piano-gru"}, "--task piano-gru conflicts"},
+		{[]string{"-valid=false"}, "--valid false conflicts"},
+		{[]string{"-patience", "2"}, "--patience 2 conflicts"},
+		{[]string{"-trace-every", "2"}, "--trace-every 2 conflicts"},
+		{[]string{"-out", dir + "x"}, "--resume writes into the run's own directory; drop --out"},
+		{[]string{"-force"}, "--force replaces a run and --resume continues it"},
+		{[]string{"-steps", "3"}, "--steps 3 is before the checkpoint of the run in " + dir + ", at step 4"},
+	}
+	for _, tc := range tests {
+		err := run(context.Background(), append([]string{"-resume", dir}, tc.args...))
+		var u *cli.UsageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want a usage error with %q", tc.args, err, tc.want)
+		}
+	}
+	// the same values, and --steps, are accepted
+	if err := run(context.Background(), []string{"-resume", dir, "-seed", "1", "-chains", "2", "-steps", "15"}); err != nil {
+		t.Errorf("resuming with the run's own flags and more steps: %v", err)
+	}
+}
+
+// TestResumeRefusesWhatCannotResume: a run whose monitor accumulates its
+// metrics (the Gaussian and MNIST tasks), or that streams a trace, is not
+// resumed: a one-line usage error says why. Neither writes a checkpoint.
+func TestResumeRefusesWhatCannotResume(t *testing.T) {
+	toy := []string{"-task", "gaussian20", "-sampler", "sghmc", "-chains", "4", "-steps", "30", "-eval-every", "10", "-quiet"}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"accumulating monitor", toy, "the monitor of task gaussian20 accumulates its metrics over the run and cannot be restored"},
+		{"trace", append(toy, "-trace-every", "5"), "it streams a trace (--trace-every), which a resumed run cannot continue"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := interruptRun(t, tc.args, 15)
+			if _, err := os.Stat(filepath.Join(dir, checkpointFile)); err == nil {
+				t.Errorf("the run wrote %s, which it cannot resume from", checkpointFile)
+			}
+			err := run(context.Background(), []string{"-resume", dir})
+			var u *cli.UsageError
+			if !errors.As(err, &u) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %v, want a one-line usage error with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestReplayEarlyStop: the early-stopping state rebuilt from metrics rows
+// is the one the run had, whatever row it resumes after.
+func TestReplayEarlyStop(t *testing.T) {
+	header := []string{"step", "seconds", "test_nll", "valid_nll"}
+	rows := [][]string{{"3", "0.1", "5", "4"}, {"6", "0.2", "4.5", "3.5"}, {"9", "0.3", "4.6", "3.6"}, {"12", "0.4", "4.7", "3.7"}, {"15", "0.5", "4.1", "3.8"}}
+	for cut := 0; cut <= len(rows); cut++ {
+		var live, replayed earlyStop
+		var stopLive bool
+		for i, r := range rows {
+			ms := []tasks.Metric{{Name: "test_nll"}, {Name: "valid_nll"}}
+			json.Unmarshal([]byte(r[2]), &ms[0].Value)
+			json.Unmarshal([]byte(r[3]), &ms[1].Value)
+			step := 3 * (i + 1)
+			stop := live.observe(step, ms, 3)
+			if i < cut {
+				stopLive = stop
+				continue
+			}
+			if i == cut {
+				if got := replayEarlyStop(&replayed, header, rows[:cut], 3); got != stopLive {
+					t.Errorf("cut %d: replay reports a stop %v, want %v", cut, got, stopLive)
+				}
+			}
+			replayed.observe(step, ms, 3)
+		}
+		if cut == len(rows) {
+			replayEarlyStop(&replayed, header, rows, 3)
+		}
+		if live != replayed {
+			t.Errorf("cut %d: replayed state %+v, want %+v", cut, replayed, live)
+		}
+	}
+}
