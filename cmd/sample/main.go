@@ -18,6 +18,15 @@
 // be followed; the other files are written atomically. Flags may also come
 // from --flagfile FILE.
 //
+// It also writes config.json (the resolved flags) at the start and, on the
+// GRU tasks without --trace-every, checkpoint.json at every evaluation and
+// when a signal stops the run. --resume DIR continues the run in DIR from
+// its checkpoint with its flags (--steps may differ, to extend it; a flag
+// that contradicts the run is refused), appends to its metrics.csv and
+// writes summary.json at the end: the metrics are those of an uninterrupted
+// run, bit for bit, but the seconds. The tasks whose monitor accumulates
+// over the run (Gaussian, MNIST: see tasks.Resumer) cannot resume.
+//
 // An --out that holds a run is refused unless --force, which deletes that
 // run's files first; a directory that another run is writing is refused
 // (a lock file, .lock, marks it). SIGINT or SIGTERM stops the run: it

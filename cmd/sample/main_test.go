@@ -155,11 +155,11 @@ func TestOutRefusesAnExistingRunUnlessForce(t *testing.T) {
 	}
 	before, _ := os.ReadFile(filepath.Join(out, "summary.json"))
 	code, stderr := clitest.Command(t, append(small, "-seed", "4", "-out", out)...)
-	more := 3 // summary.json, trace.bin, trace.csv
+	more := 4 // metrics.svg, summary.json, trace.bin, trace.csv
 	if trace.NetCDF {
 		more++ // trace.nc
 	}
-	want := fmt.Sprintf("sample: error: %s already holds a sample run (metrics.csv, metrics.png, metrics.svg and %d more); give --force to replace it, or choose another --out\n", out, more)
+	want := fmt.Sprintf("sample: error: %s already holds a sample run (config.json, metrics.csv, metrics.png and %d more); give --force to replace it, or choose another --out\n", out, more)
 	if code != 2 || stderr != want {
 		t.Errorf("second run: status %d, stderr %q; want 2, %q", code, stderr, want)
 	}
@@ -174,7 +174,7 @@ func TestOutRefusesAnExistingRunUnlessForce(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if got := strings.Join(names, " "); got != "metrics.csv metrics.png metrics.svg summary.json" {
+	if got := strings.Join(names, " "); got != "config.json metrics.csv metrics.png metrics.svg summary.json" {
 		t.Errorf("after --force: %s", got)
 	}
 	b, _ := os.ReadFile(filepath.Join(out, "summary.json"))

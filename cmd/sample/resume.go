@@ -183,7 +183,7 @@ func readRunMetrics(dir string, n, step int) (header []string, rows [][]string, 
 	records, err := csv.NewReader(f).ReadAll()
 	if err != nil || len(records) < 1+n {
 		if err == nil {
-			err = fmt.Errorf("%d rows, want at least %d (the checkpoint's rows)", max(len(records)-1, 0), n)
+			err = fmt.Errorf("%d rows, fewer than the %d that %s follows", max(len(records)-1, 0), n, checkpointFile)
 		}
 		return nil, nil, cli.Usagef("cannot resume %s: %s: %v; %s", dir, path, err, damaged)
 	}

@@ -8,10 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 	"github.com/metasgmcmc/metasgmcmc/internal/ctxtest"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
@@ -206,6 +209,11 @@ func TestResumeRefusesConflictingFlags(t *testing.T) {
 			t.Errorf("%v: error %v, want a usage error with %q", tc.args, err, tc.want)
 		}
 	}
+	// a new run into the directory is pointed to --resume
+	err := run(context.Background(), append([]string{"-task", "jsb-gru", "-out", dir}, gruRun...))
+	if want := "already holds a sample run: continue it with --resume " + dir; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a new run into the directory: %v, want %q", err, want)
+	}
 	// the same values, and --steps, are accepted
 	if err := run(context.Background(), []string{"-resume", dir, "-seed", "1", "-chains", "2", "-steps", "15"}); err != nil {
 		t.Errorf("resuming with the run's own flags and more steps: %v", err)
@@ -271,5 +279,122 @@ func TestReplayEarlyStop(t *testing.T) {
 		if live != replayed {
 			t.Errorf("cut %d: replayed state %+v, want %+v", cut, replayed, live)
 		}
+	}
+}
+
+// TestResumeRefusesADamagedCheckpoint: a checkpoint that is not one this
+// run can have written is refused in one line naming the file and the
+// field, before anything is run.
+func TestResumeRefusesADamagedCheckpoint(t *testing.T) {
+	needData(t, jsbData)
+	dir := interruptRun(t, append([]string{"-task", "jsb-gru", "-sampler", "sghmc"}, gruRun...), 7)
+	tests := []struct {
+		name string
+		edit func(c map[string]any)
+		want string
+	}{
+		{"version", func(c map[string]any) { c["version"] = 2 }, "version is 2; this program reads version 1"},
+		{"positions", func(c map[string]any) {
+			s := c["state"].(map[string]any)
+			s["theta"] = s["theta"].([]any)[:3]
+		}, "state.theta has 3 values, want"},
+		{"momenta", func(c map[string]any) { delete(c["state"].(map[string]any), "p") }, "0 momenta for a kernel with momenta"},
+		{"random state", func(c map[string]any) { c["rng"] = "AAAA" }, "rng:"},
+		{"minibatch order", func(c map[string]any) { delete(c, "batches") }, "batches: missing"},
+		{"rows", func(c map[string]any) { c["rows"] = 3 }, "2 rows, fewer than the 3 that checkpoint.json follows"},
+		{"seconds", func(c map[string]any) { c["seconds"] = -1 }, "seconds is -1"},
+		{"not JSON", nil, "is not valid JSON of a checkpoint"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			run := copyDir(t, dir)
+			path := filepath.Join(run, checkpointFile)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.edit == nil {
+				b = b[:len(b)/2]
+			} else {
+				var c map[string]any
+				if err := json.Unmarshal(b, &c); err != nil {
+					t.Fatal(err)
+				}
+				tc.edit(c)
+				b, _ = json.Marshal(c)
+			}
+			os.WriteFile(path, b, 0o644)
+			code, stderr := clitest.Command(t, "-resume", run)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if code != 2 || len(lines) != 1 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, checkpointFile) {
+				t.Errorf("status %d, stderr %q; want status 2 and one line naming %s with %q", code, stderr, checkpointFile, tc.want)
+			}
+		})
+	}
+}
+
+// copyDir copies the files of a run directory into a new one.
+func copyDir(t *testing.T, dir string) string {
+	t.Helper()
+	to := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return to
+}
+
+// TestSignalWritesACheckpointThatResumes: SIGINT or SIGTERM stops a GRU run
+// with a checkpoint at the step it stopped at and says how to continue; --resume DIR --steps N then
+// ends it as a run of N steps would have ended.
+func TestSignalWritesACheckpointThatResumes(t *testing.T) {
+	needData(t, jsbData)
+	args := []string{"-task", "jsb-gru", "-sampler", "sghmc", "-hidden", "4", "-chains", "2", "-eval-every", "200", "-valid", "-quiet"}
+	for _, sig := range clitest.StopSignals {
+		t.Run(sig.Name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			first := clitest.Start(t, append(args, "-steps", "1000000", "-out", out)...)
+			clitest.WaitFor(t, filepath.Join(out, checkpointFile))
+			time.Sleep(100 * time.Millisecond) // between evaluations
+			first.Stop(t, sig)
+			if want := "; continue with --resume " + out + ")"; !strings.HasSuffix(strings.TrimSpace(first.Stderr.String()), want) {
+				t.Errorf("stderr %q, want it to end with %q", first.Stderr, want)
+			}
+			c, err := readCheckpoint(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stopped struct{ Steps int }
+			b, _ := os.ReadFile(filepath.Join(out, summaryFile))
+			if err := json.Unmarshal(b, &stopped); err != nil || stopped.Steps != c.State.Steps {
+				t.Errorf("checkpoint at step %d, the run stopped after %d (%v)", c.State.Steps, stopped.Steps, err)
+			}
+			steps := strconv.Itoa(c.State.Steps + 4)
+			if err := run(context.Background(), []string{"-resume", out, "-steps", steps}); err != nil {
+				t.Fatal(err)
+			}
+			straight := filepath.Join(t.TempDir(), "straight")
+			if err := run(context.Background(), append(args, "-steps", steps, "-out", straight)); err != nil {
+				t.Fatal(err)
+			}
+			if a, b := metricsWithoutSeconds(t, straight), metricsWithoutSeconds(t, out); !reflect.DeepEqual(a, b) {
+				t.Errorf("metrics.csv of the resumed run differs from the uninterrupted run's:\n  resumed: %q\n  straight: %q", b, a)
+			}
+			if a, b := summaryWithoutTiming(t, straight), summaryWithoutTiming(t, out); !reflect.DeepEqual(a, b) {
+				t.Errorf("summary.json of the resumed run differs from the uninterrupted run's:\n  resumed: %v\n  straight: %v", b, a)
+			}
+		})
 	}
 }
