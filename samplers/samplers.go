@@ -10,6 +10,10 @@
 // step to record or evaluate the chains (a Collector keeps their positions)
 // and a context to interrupt it.
 //
+// Save and Restore turn a State into a Snapshot that JSON writes and reads
+// exactly, the kernel's memory included, so a run can stop and continue
+// bit for bit (cmd/sample --resume).
+//
 // A sampler can be written in any package: a Kernel keeps its own memory of
 // the chains (a thermostat, a moving average) in State.Aux, as the SGNHT
 // example does.

@@ -42,7 +42,9 @@ type sampler struct {
 	// schedule, when not nil, prepares the kernel k for the run after Init
 	// and returns a function, or nil, to call after each step with the
 	// step's number, which may change the kernel's settings for the
-	// following steps.
+	// following steps. Its changes must depend on the step alone: a
+	// resumed run (--resume) replays it over the steps before its
+	// checkpoint to give the kernel the settings it had there.
 	schedule func(o *options, k samplers.Kernel) (func(step int) error, error)
 	// settings, when not nil, returns the entries that summary.json adds
 	// for the kernel k, read just after build.

@@ -17,19 +17,17 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 	"github.com/metasgmcmc/metasgmcmc/internal/ctxtest"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
-	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
+	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 )
 
 // needData skips a test in -short mode, or when the data file (under the
-// data directory) is missing.
+// data directory) is missing (see datatest.Need).
 func needData(t *testing.T, file string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: data tasks skipped")
 	}
-	if _, err := os.Stat(filepath.Join(datadir.Dir(""), file)); err != nil {
-		t.Skipf("data not available (%v); set %s", err, datadir.EnvVar)
-	}
+	datatest.Need(t, file)
 }
 
 const (
