@@ -396,3 +396,28 @@ func TestSignalWritesACheckpointThatResumes(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeDropsRowsAfterTheCheckpoint: a run killed without a signal
+// after writing a metrics row but before its checkpoint resumes from the
+// checkpoint without duplicating that row.
+func TestResumeDropsRowsAfterTheCheckpoint(t *testing.T) {
+	needData(t, jsbData)
+	args := append([]string{"-task", "jsb-gru", "-sampler", "sghmc"}, gruRun...)
+	straight := filepath.Join(t.TempDir(), "straight")
+	if err := run(context.Background(), append(args, "-out", straight)); err != nil {
+		t.Fatal(err)
+	}
+	stopped := interruptRun(t, args, 7)
+	f, err := os.OpenFile(filepath.Join(stopped, metricsFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("9,1,2,3,4\n") // the row of an evaluation the checkpoint does not know
+	f.Close()
+	if err := run(context.Background(), []string{"-resume", stopped}); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := metricsWithoutSeconds(t, straight), metricsWithoutSeconds(t, stopped); !reflect.DeepEqual(a, b) {
+		t.Errorf("metrics.csv of the resumed run differs from the uninterrupted run's:\n  resumed: %q\n  straight: %q", b, a)
+	}
+}
