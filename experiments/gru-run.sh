@@ -19,7 +19,8 @@
 #                curves to full_test_nll.png
 #   SAMPLE_FLAGS extra flags for every sample run (e.g. --float32); with
 #                GOFLAGS=-tags=openblas the commands are built with OpenBLAS
-# Runs go to runs/gru/SET-SAMPLER-SEED; finished runs (summary.json) are kept.
+# Runs go to runs/gru/SET-SAMPLER-SEED; finished runs (summary.json) are kept,
+# and runs stopped by a signal resume from their checkpoint (sample --resume).
 # "bash experiments/gru-run.sh report [SETS...]" only writes the tables and
 # figures (each set's table.md is also copied into its README).
 # "bash experiments/gru-run.sh beta" tunes NNSGHMC's offset β on Piano's
@@ -83,6 +84,13 @@ for set in $sets; do
 	[ -n "$report" ] && samplers=
 	for s in $samplers; do
 		out="$runs/$set-$s-$seed$full"
+		# a run stopped by a signal (or by a session's end) continues where
+		# its last checkpoint left it
+		if [ -f "$out/checkpoint.json" ] && { [ ! -f "$out/summary.json" ] ||
+			grep -Eq '"error": ?"interrupted' "$out/summary.json"; }; then
+			"$runs/sample" --resume "$out" --quiet || true
+			continue
+		fi
 		[ -f "$out/summary.json" ] && continue
 		steps=$((data_epochs * n)) every=$((n / evals))
 		[ -n "${STEPS:-}" ] && steps=$STEPS every=$((STEPS / evals))
