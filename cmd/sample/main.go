@@ -113,7 +113,7 @@ func run(ctx context.Context, args []string) error {
 			return cli.Usagef("--force replaces a run and --resume continues it: give one of them")
 		}
 		o.out = o.resume
-		if err := resumeFlags(fs, o.resume); err != nil {
+		if err := resumption.Apply(fs, o.resume); err != nil {
 			return err
 		}
 		if o.traceEvery > 0 {
@@ -254,7 +254,7 @@ func run(ctx context.Context, args []string) error {
 		}
 		steps, elapsed = done, cp.Seconds
 	}
-	if err := cli.WriteJSON(filepath.Join(o.out, configFile), map[string]any{"flags": runFlags(fs), "given": given(fs), "code": cli.Version()}); err != nil {
+	if err := cli.WriteJSON(filepath.Join(o.out, configFile), map[string]any{"flags": runFlags(fs), "given": resumption.Given(fs), "code": cli.Version()}); err != nil {
 		return err
 	}
 	var start time.Time // of the run, earlier than this process's by its time so far

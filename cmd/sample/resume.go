@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -22,7 +21,7 @@ import (
 // The files of a run that --resume continues.
 const (
 	checkpointFile = "checkpoint.json"
-	configFile     = "config.json"
+	configFile     = cli.ConfigFile
 	metricsFile    = "metrics.csv"
 	summaryFile    = "summary.json"
 )
@@ -246,79 +245,13 @@ func checkFinished(dir string, done, steps int) error {
 	return nil
 }
 
-// resumeFree are the flags that a resumed run may set otherwise than the
-// run it continues: --steps extends it; --quiet and the data directory do
-// not change its result.
-var resumeFree = map[string]bool{"steps": true, "quiet": true, "data-dir": true, "download": true}
-
-// resumeOwn are the flags never taken from the run being resumed.
-var resumeOwn = map[string]bool{"resume": true, "out": true, "force": true, cli.FlagFileFlag: true}
-
-// resumeFlags sets on fs the flags of the run in dir, from its config.json,
-// that this command line does not set, so that --resume DIR alone continues
-// the run as it was; a flag set here to another value than the run's is a
-// usage error naming it, but for those in resumeFree.
-func resumeFlags(fs *pflag.FlagSet, dir string) error {
-	path := filepath.Join(dir, configFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return cli.Usagef("cannot resume %s: %v; the run's %s holds its flags: restore it, or start afresh into another --out", dir, err, configFile)
-	}
-	var saved struct {
-		Flags map[string]string `json:"flags"`
-		Given []string          `json:"given"`
-	}
-	if err := json.Unmarshal(b, &saved); err != nil || saved.Flags == nil || saved.Given == nil {
-		if err == nil {
-			err = errors.New(`no "flags" or "given"`)
-		}
-		return cli.Usagef("cannot resume %s: %s is not valid (%v); %s", dir, path, err, damaged)
-	}
-	set := map[string]bool{}
-	for _, name := range saved.Given {
-		set[name] = true
-	}
-	names := make([]string, 0, len(saved.Flags))
-	for name := range saved.Flags {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		v := saved.Flags[name]
-		f := fs.Lookup(name)
-		if f == nil || resumeOwn[name] {
-			continue
-		}
-		if fs.Changed(name) {
-			if now := f.Value.String(); now != v && !resumeFree[name] {
-				had := fmt.Sprintf("has --%s %s", name, v)
-				if !set[name] && v == f.DefValue {
-					had = fmt.Sprintf("did not set --%s", name)
-				}
-				return cli.Usagef("--%s %s conflicts with the run in %s, which %s (%s): drop --%s to continue the run as it was (only --steps may change, to extend it), or start a new run into another --out",
-					name, now, dir, had, path, name)
-			}
-			continue
-		}
-		if set[name] {
-			if err := fs.Set(name, v); err != nil {
-				return cli.Usagef("cannot resume %s: %s: --%s %s: %v; %s", dir, path, name, v, err, damaged)
-			}
-		}
-	}
-	return nil
-}
-
-// given returns the names of the flags set on the command line or in a flag
-// file (or, on --resume, taken from the run), in order.
-func given(fs *pflag.FlagSet) []string {
-	names := []string{}
-	fs.Visit(func(f *pflag.Flag) {
-		if !resumeOwn[f.Name] || f.Name == "out" {
-			names = append(names, f.Name)
-		}
-	})
-	return names
+// resumption says how a run resumes with its flags: --steps extends it;
+// --quiet and the data directory do not change its result.
+var resumption = cli.RunFlags{
+	Free:    map[string]bool{"steps": true, "quiet": true, "data-dir": true, "download": true},
+	Own:     map[string]bool{"resume": true, "out": true, "force": true, cli.FlagFileFlag: true},
+	Change:  "only --steps may change, to extend it",
+	Damaged: damaged,
 }
 
 // runFlags are the resolved flags of the run, as summary.json and

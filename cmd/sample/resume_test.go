@@ -305,7 +305,7 @@ func TestResumeRefusesADamagedCheckpoint(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			run := copyDir(t, dir)
+			run := clitest.CopyDir(t, dir)
 			path := filepath.Join(run, checkpointFile)
 			b, err := os.ReadFile(path)
 			if err != nil {
@@ -329,29 +329,6 @@ func TestResumeRefusesADamagedCheckpoint(t *testing.T) {
 			}
 		})
 	}
-}
-
-// copyDir copies the files of a run directory into a new one.
-func copyDir(t *testing.T, dir string) string {
-	t.Helper()
-	to := filepath.Join(t.TempDir(), "run")
-	if err := os.Mkdir(to, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return to
 }
 
 // TestSignalWritesACheckpointThatResumes: SIGINT or SIGTERM stops a GRU run

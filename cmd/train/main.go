@@ -19,7 +19,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -27,7 +26,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"sort"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -105,7 +103,7 @@ func run(ctx context.Context, args []string) (err error) {
 		if resumed, err = readCheckpoint(o.resume); err != nil {
 			return err
 		}
-		if err := resumeFlags(fs, o.resume); err != nil {
+		if err := resumption.Apply(fs, o.resume); err != nil {
 			return err
 		}
 	}
@@ -175,7 +173,7 @@ func run(ctx context.Context, args []string) (err error) {
 		}
 		saved = &resumed.Position
 	}
-	if err := cli.WriteJSON(filepath.Join(o.out, "config.json"), map[string]any{"flags": cli.Resolved(fs), "given": given(fs),
+	if err := cli.WriteJSON(filepath.Join(o.out, "config.json"), map[string]any{"flags": cli.Resolved(fs), "given": resumption.Given(fs),
 		"training": cfg, "sampler": nn, "code": cli.Version()}); err != nil {
 		return err
 	}
@@ -375,85 +373,26 @@ func readCheckpoint(dir string) (*train.Checkpoint, error) {
 	return cp, nil
 }
 
-// resumeFree are the flags that a resumed run may set otherwise than the
-// run it continues: they do not change its result (--epochs extends or ends
-// it).
-var resumeFree = map[string]bool{"epochs": true, "quiet": true, "data-dir": true, "download": true}
-
-// resumeOwn are the flags never taken from the run being resumed.
-var resumeOwn = map[string]bool{"resume": true, "out": true, cli.FlagFileFlag: true}
-
-// resumeFlags sets on fs the flags of the run in dir, from its config.json,
-// that this command line does not set, so that --resume DIR alone continues
-// the run as it was; a flag set here to another value than the run's is a
-// usage error, but for those in resumeFree.
-func resumeFlags(fs *pflag.FlagSet, dir string) error {
-	path := filepath.Join(dir, "config.json")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return cli.Usagef("cannot resume %s: %v; the run's config.json holds its flags: restore it, or start afresh into another --out", dir, err)
-	}
-	var saved struct {
-		Flags map[string]string `json:"flags"`
-		Given []string          `json:"given"` // absent before it was recorded
-	}
-	if err := json.Unmarshal(b, &saved); err != nil || saved.Flags == nil {
-		if err == nil {
-			err = errors.New(`no "flags"`)
-		}
-		return cli.Usagef("cannot resume %s: %s is not valid (%v); restore it, or start afresh into another --out", dir, path, err)
-	}
-	set := map[string]bool{}
-	for _, name := range saved.Given {
-		set[name] = true
-	}
-	if saved.Given == nil {
-		// the flags that differ from their defaults, but the GRU width
-		// that --preset quick sets by itself
-		for name, v := range saved.Flags {
+// resumption says how a run resumes with its flags: --epochs extends or
+// ends it; --quiet and the data directory do not change its result.
+var resumption = cli.RunFlags{
+	Free:   map[string]bool{"epochs": true, "quiet": true, "data-dir": true, "download": true},
+	Own:    map[string]bool{"resume": true, "out": true, cli.FlagFileFlag: true},
+	Change: "only --epochs may change, to extend or end it",
+	// a config.json from before "given" was recorded: the flags that
+	// differ from their defaults, but the GRU width that --preset quick
+	// sets by itself
+	Legacy: func(fs *pflag.FlagSet, flags map[string]string) map[string]bool {
+		set := map[string]bool{}
+		for name, v := range flags {
 			if f := fs.Lookup(name); f != nil && v != f.DefValue &&
-				!(name == "hidden" && saved.Flags["preset"] == "quick" && v == strconv.Itoa(quickHidden)) {
+				!(name == "hidden" && flags["preset"] == "quick" && v == strconv.Itoa(quickHidden)) {
 				set[name] = true
 			}
 		}
-	}
-	names := make([]string, 0, len(saved.Flags))
-	for name := range saved.Flags {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		v := saved.Flags[name]
-		f := fs.Lookup(name)
-		if f == nil || resumeOwn[name] {
-			continue
-		}
-		if fs.Changed(name) {
-			if now := f.Value.String(); now != v && !resumeFree[name] {
-				had := fmt.Sprintf("has --%s %s", name, v)
-				if !set[name] && v == f.DefValue {
-					had = fmt.Sprintf("did not set --%s", name)
-				}
-				return cli.Usagef("--%s %s conflicts with the run in %s, which %s (%s): drop --%s to continue the run as it was, or start a new run into another --out",
-					name, now, dir, had, path, name)
-			}
-			continue
-		}
-		if set[name] {
-			if err := fs.Set(name, v); err != nil {
-				return cli.Usagef("cannot resume %s: %s: --%s %s: %v; restore the file, or start afresh into another --out", dir, path, name, v, err)
-			}
-		}
-	}
-	return nil
-}
-
-// given returns the names of the flags set on the command line or in a flag
-// file (or, on --resume, taken from the run), in order.
-func given(fs *pflag.FlagSet) []string {
-	names := []string{}
-	fs.Visit(func(f *pflag.Flag) { names = append(names, f.Name) })
-	return names
+		return set
+	},
+	Damaged: "restore the file, or start afresh into another --out",
 }
 
 // lastCheckpoint says which checkpoint a failed run leaves on disk at path:

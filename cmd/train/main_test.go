@@ -231,26 +231,6 @@ func interrupted(t *testing.T, args []string, steps int) string {
 	return dir
 }
 
-// copyRun copies the files of a run directory into a new one.
-func copyRun(t *testing.T, dir string) string {
-	t.Helper()
-	to := t.TempDir()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return to
-}
-
 // editJSON applies change to the JSON file at path as a tree of maps.
 func editJSON(t *testing.T, path string, change func(m map[string]any)) {
 	t.Helper()
@@ -322,7 +302,7 @@ func TestResumeRefusesConflictingFlags(t *testing.T) {
 		{[]string{"-quiet=false"}, ""},
 		{[]string{"-epochs", "3"}, ""},
 	} {
-		dir := copyRun(t, stopped)
+		dir := clitest.CopyDir(t, stopped)
 		err := run(context.Background(), append(tc.args, "-resume", dir))
 		if tc.want == "" {
 			if err != nil {
@@ -338,7 +318,7 @@ func TestResumeRefusesConflictingFlags(t *testing.T) {
 		}
 	}
 	// --epochs extends the run
-	dir := copyRun(t, stopped)
+	dir := clitest.CopyDir(t, stopped)
 	if err := run(context.Background(), []string{"-resume", dir, "-epochs", "3"}); err != nil {
 		t.Fatal(err)
 	}
@@ -380,7 +360,7 @@ func TestResumeRefusesADamagedRun(t *testing.T) {
 		}, "another training configuration"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := copyRun(t, stopped)
+			dir := clitest.CopyDir(t, stopped)
 			tc.damage(dir)
 			code, stderr := clitest.Command(t, "-resume", dir)
 			lines := strings.Split(strings.TrimSpace(stderr), "\n")

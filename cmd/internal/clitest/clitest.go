@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -146,4 +147,28 @@ func (s *Started) Stop(t *testing.T, sig StopSignal) {
 	if !errors.As(err, &ee) || ee.ExitCode() != sig.Code {
 		t.Fatalf("stopped by %s: %v; want status %d", sig.Name, err, sig.Code)
 	}
+}
+
+// CopyDir copies the files of a run's directory into a new directory, to
+// run it on in two ways, and returns the copy.
+func CopyDir(t *testing.T, dir string) string {
+	t.Helper()
+	to := filepath.Join(t.TempDir(), "run")
+	if err := os.Mkdir(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return to
 }

@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/spf13/pflag"
+)
+
+// ConfigFile is the file in a run's directory that records its flags:
+// {"flags": the resolved flags (Resolved), "given": the names of those set
+// (RunFlags.Given), …}, from which --resume DIR takes them.
+const ConfigFile = "config.json"
+
+// RunFlags says how a command continues a run with the flags its
+// ConfigFile recorded, so that --resume DIR alone continues the run as it
+// was.
+type RunFlags struct {
+	// Free are the flags a resumed run may set otherwise than the run
+	// (what extends it, and what does not change its result).
+	Free map[string]bool
+	// Own are the flags never taken from the run (--resume, --out, …).
+	Own map[string]bool
+	// Change says, in the message refusing a conflicting flag, what may
+	// change, such as "only --steps may change, to extend it".
+	Change string
+	// Legacy, when not nil, names the flags that a ConfigFile without
+	// "given" (written before it was recorded) set; when nil such a file
+	// is refused as damaged.
+	Legacy func(fs *pflag.FlagSet, flags map[string]string) map[string]bool
+	// Damaged says what to do about a damaged ConfigFile.
+	Damaged string
+}
+
+// Apply sets on fs the flags of the run in dir that this command line does
+// not set. A flag set here to another value than the run's is a usage error
+// naming it, but for those in Free.
+func (r RunFlags) Apply(fs *pflag.FlagSet, dir string) error {
+	path := filepath.Join(dir, ConfigFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Usagef("cannot resume %s: %v; the run's %s holds its flags: restore it, or start afresh into another --out", dir, err, ConfigFile)
+	}
+	var saved struct {
+		Flags map[string]string `json:"flags"`
+		Given []string          `json:"given"`
+	}
+	if err := json.Unmarshal(b, &saved); err != nil || saved.Flags == nil || (saved.Given == nil && r.Legacy == nil) {
+		switch {
+		case err != nil:
+		case saved.Flags == nil:
+			err = errors.New(`no "flags"`)
+		default:
+			err = errors.New(`no "given"`)
+		}
+		return Usagef("cannot resume %s: %s is not valid (%v); %s", dir, path, err, r.Damaged)
+	}
+	set := map[string]bool{}
+	for _, name := range saved.Given {
+		set[name] = true
+	}
+	if saved.Given == nil {
+		set = r.Legacy(fs, saved.Flags)
+	}
+	change := ""
+	if r.Change != "" {
+		change = " (" + r.Change + ")"
+	}
+	names := make([]string, 0, len(saved.Flags))
+	for name := range saved.Flags {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		v := saved.Flags[name]
+		f := fs.Lookup(name)
+		if f == nil || r.Own[name] {
+			continue
+		}
+		if fs.Changed(name) {
+			if now := f.Value.String(); now != v && !r.Free[name] {
+				had := fmt.Sprintf("has --%s %s", name, v)
+				if !set[name] && v == f.DefValue {
+					had = fmt.Sprintf("did not set --%s", name)
+				}
+				return Usagef("--%s %s conflicts with the run in %s, which %s (%s): drop --%s to continue the run as it was%s, or start a new run into another --out",
+					name, now, dir, had, path, name, change)
+			}
+			continue
+		}
+		if set[name] {
+			if err := fs.Set(name, v); err != nil {
+				return Usagef("cannot resume %s: %s: --%s %s: %v; %s", dir, path, name, v, err, r.Damaged)
+			}
+		}
+	}
+	return nil
+}
+
+// Given returns the names of the flags set on the command line or in a
+// flag file (or, on --resume, taken from the run), in order, but those in
+// Own other than --out.
+func (r RunFlags) Given(fs *pflag.FlagSet) []string {
+	names := []string{}
+	fs.Visit(func(f *pflag.Flag) {
+		if !r.Own[f.Name] || f.Name == "out" {
+			names = append(names, f.Name)
+		}
+	})
+	return names
+}
