@@ -232,6 +232,9 @@ func run(ctx context.Context, args []string) (err error) {
 	if o.init != "" {
 		info["init"] = o.init
 	}
+	if o.float32 {
+		info["energy_dtype"] = "float32"
+	}
 	f := samplers.NewSamplerFile(trained, info)
 	if err := cli.WriteFile(filepath.Join(o.out, "sampler.json"), f.Encode); err != nil {
 		return err

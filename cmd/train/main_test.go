@@ -584,6 +584,9 @@ func TestFloat32TrainsLikeFloat64(t *testing.T) {
 			t.Fatal(err)
 		}
 		nets[i] = append(f.Config.Q.Params(), f.Config.D.Params()...)
+		if dt, want := f.Training["energy_dtype"], []any{nil, "float32"}[i]; dt != want {
+			t.Errorf("sampler.json's training records energy_dtype %v, want %v", dt, want)
+		}
 	}
 	if len(rows[0]) != 4 || len(rows[1]) != len(rows[0]) {
 		t.Fatalf("train.csv rows: %d and %d, want 4", len(rows[0]), len(rows[1]))
