@@ -15,7 +15,8 @@
 #                for PATIENCE scorings in a row (sample --valid --patience),
 #                DATA_EPOCHS being then the most a run may take; the runs go to
 #                runs/gru/SET-SAMPLER-SEED-full and the table of best validation
-#                NLL, its data epoch and the test NLL there to full.md, the
+#                NLL, its step and the test NLL there to full.md (also copied
+#                into the README between <!-- full.md --> markers), the
 #                curves to full_test_nll.png
 #   SAMPLE_FLAGS extra flags for every sample run (e.g. --float32); with
 #                GOFLAGS=-tags=openblas the commands are built with OpenBLAS
@@ -112,6 +113,11 @@ for set in $sets; do
 			-summary best_valid_nll,best_valid_step,test_nll_at_best_valid,stopped_early,steps,seconds "${args[@]}" \
 			>"experiments/$set-gru/full.md.tmp"
 		mv "experiments/$set-gru/full.md.tmp" "experiments/$set-gru/full.md"
+		awk -v table="experiments/$set-gru/full.md" '
+			/<!-- full.md -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
+			/<!-- \/full.md -->/ { skip = 0 }
+			!skip' "experiments/$set-gru/README.md" >"experiments/$set-gru/README.md.tmp"
+		mv "experiments/$set-gru/README.md.tmp" "experiments/$set-gru/README.md"
 		"$runs/figures" curves -metric test_nll -steps-per-unit $n -xlabel "data epoch" --log=false \
 			-title "$set: test NLL per frame until early stopping, GRU 88-200-88" -out "experiments/$set-gru/full_test_nll" "${args[@]}"
 		continue
