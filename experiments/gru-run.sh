@@ -110,7 +110,7 @@ for set in $sets; do
 	[ ${#args[@]} -eq 0 ] && continue
 	if [ -n "$full" ]; then
 		"$runs/figures" table -metric test_nll -steps "$n" \
-			-summary best_valid_nll,best_valid_step,test_nll_at_best_valid,stopped_early,steps,seconds "${args[@]}" \
+			-summary best_valid_nll,best_valid_step,test_nll_at_best_valid,steps,seconds "${args[@]}" \
 			>"experiments/$set-gru/full.md.tmp"
 		mv "experiments/$set-gru/full.md.tmp" "experiments/$set-gru/full.md"
 		awk -v table="experiments/$set-gru/full.md" '
