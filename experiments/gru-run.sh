@@ -32,6 +32,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-runs/gru}
+into_readme() { # NAME DIR: copy DIR/NAME.md into DIR/README.md between its <!-- NAME.md --> markers
+	awk -v table="$2/$1.md" -v start="<!-- $1.md -->" -v stop="<!-- /$1.md -->" '
+		index($0, start) { print; while ((getline line < table) > 0) print line; skip = 1; next }
+		index($0, stop) { skip = 0 }
+		!skip' "$2/README.md" >"$2/README.md.tmp"
+	mv "$2/README.md.tmp" "$2/README.md"
+}
 report=
 [ "${1:-}" = report ] && report=1 && shift
 if [ "${1:-}" = beta ]; then
@@ -54,11 +61,7 @@ if [ "${1:-}" = beta ]; then
 		"$runs/figures" table -metric test_nll -steps "$at" -summary seconds "${args[@]}"
 	} >experiments/piano-gru/beta.md.tmp
 	mv experiments/piano-gru/beta.md.tmp experiments/piano-gru/beta.md
-	awk -v table=experiments/piano-gru/beta.md '
-		/<!-- beta.md -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
-		/<!-- \/beta.md -->/ { skip = 0 }
-		!skip' experiments/piano-gru/README.md >experiments/piano-gru/README.md.tmp
-	mv experiments/piano-gru/README.md.tmp experiments/piano-gru/README.md
+	into_readme beta "experiments/piano-gru"
 	"$runs/figures" curves -metric valid_nll -steps-per-unit $n -xlabel "data epoch" --log=false \
 		-title "piano: validation NLL per frame of NNSGHMC by offset β" -out experiments/piano-gru/beta_valid_nll "${args[@]}"
 	exit 0
@@ -113,11 +116,7 @@ for set in $sets; do
 			-summary best_valid_nll,best_valid_step,test_nll_at_best_valid,steps,seconds "${args[@]}" \
 			>"experiments/$set-gru/full.md.tmp"
 		mv "experiments/$set-gru/full.md.tmp" "experiments/$set-gru/full.md"
-		awk -v table="experiments/$set-gru/full.md" '
-			/<!-- full.md -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
-			/<!-- \/full.md -->/ { skip = 0 }
-			!skip' "experiments/$set-gru/README.md" >"experiments/$set-gru/README.md.tmp"
-		mv "experiments/$set-gru/README.md.tmp" "experiments/$set-gru/README.md"
+		into_readme full "experiments/$set-gru"
 		"$runs/figures" curves -metric test_nll -steps-per-unit $n -xlabel "data epoch" --log=false \
 			-title "$set: test NLL per frame until early stopping, GRU 88-200-88" -out "experiments/$set-gru/full_test_nll" "${args[@]}"
 		continue
@@ -126,11 +125,7 @@ for set in $sets; do
 	[ -n "${STEPS:-}" ] && steps=$(seq -s, $((STEPS / evals)) $((STEPS / evals)) $STEPS)
 	"$runs/figures" table -metric test_nll -steps "$steps" -summary seconds "${args[@]}" >"experiments/$set-gru/table.md.tmp"
 	mv "experiments/$set-gru/table.md.tmp" "experiments/$set-gru/table.md"
-	awk -v table="experiments/$set-gru/table.md" '
-		/<!-- table.md -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
-		/<!-- \/table.md -->/ { skip = 0 }
-		!skip' "experiments/$set-gru/README.md" >"experiments/$set-gru/README.md.tmp"
-	mv "experiments/$set-gru/README.md.tmp" "experiments/$set-gru/README.md"
+	into_readme table "experiments/$set-gru"
 	"$runs/figures" curves -metric test_nll -steps-per-unit $n -xlabel "data epoch" --log=false \
 		-title "$set: test NLL per frame, 20-chain ensemble, GRU 88-200-88" -out "experiments/$set-gru/test_nll" "${args[@]}"
 done
