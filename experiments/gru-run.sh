@@ -20,6 +20,9 @@
 #                curves to full_test_nll.png
 #   SAMPLE_FLAGS extra flags for every sample run (e.g. --float32); with
 #                GOFLAGS=-tags=openblas the commands are built with OpenBLAS
+#   JOBS         runs at once (default 1); with more, each run gets
+#                GOMAXPROCS=1 unless GOMAXPROCS is set (the results do not
+#                depend on it: the chain groups give the same numbers)
 # Runs go to runs/gru/SET-SAMPLER-SEED; finished runs (summary.json) are kept,
 # and runs stopped by a signal resume from their checkpoint (sample --resume).
 # "bash experiments/gru-run.sh report [SETS...]" only writes the tables and
@@ -80,6 +83,23 @@ if [ -z "$report" ] && [ ! -f experiments/piano-gru/sampler.json ]; then
 	"$runs/train" --flagfile experiments/piano-gru/train.flags ${EPOCHS:+--epochs $EPOCHS} --quiet --out "$runs/train-piano"
 	cp "$runs/train-piano/sampler.json" "$runs/train-piano/train.csv" experiments/piano-gru/
 fi
+run_one() { # SET SAMPLER N: one evaluation run (N training sequences per data epoch)
+	local set=$1 s=$2 n=$3
+	local out="$runs/$set-$s-$seed$full"
+	# a run stopped by a signal (or by a session's end) continues where
+	# its last checkpoint left it
+	if [ -f "$out/checkpoint.json" ] && { [ ! -f "$out/summary.json" ] ||
+		grep -Eq '"error": ?"interrupted' "$out/summary.json"; }; then
+		"$runs/sample" --resume "$out" --quiet || true
+		return
+	fi
+	[ -f "$out/summary.json" ] && return
+	local steps=$((data_epochs * n)) every=$((n / evals))
+	[ -n "${STEPS:-}" ] && steps=$STEPS every=$((STEPS / evals))
+	"$runs/sample" --flagfile "experiments/$set-gru/$s.flags" --seed "$seed" --quiet \
+		--force --steps $steps --eval-every $every "${early[@]}" ${SAMPLE_FLAGS:-} --out "$out" || true
+}
+jobs=${JOBS:-1}
 for set in $sets; do
 	# training sequences per data epoch (one sequence per step)
 	case $set in piano) n=87 ;; nott) n=694 ;; muse) n=524 ;; jsb) n=229 ;; esac
@@ -87,21 +107,15 @@ for set in $sets; do
 	[ "$set" = jsb ] && samplers="nnsghmc nnsghmc-s sghmc sgld"
 	[ -n "$report" ] && samplers=
 	for s in $samplers; do
-		out="$runs/$set-$s-$seed$full"
-		# a run stopped by a signal (or by a session's end) continues where
-		# its last checkpoint left it
-		if [ -f "$out/checkpoint.json" ] && { [ ! -f "$out/summary.json" ] ||
-			grep -Eq '"error": ?"interrupted' "$out/summary.json"; }; then
-			"$runs/sample" --resume "$out" --quiet || true
-			continue
+		if [ "$jobs" -gt 1 ]; then
+			while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+			GOMAXPROCS=${GOMAXPROCS:-1} run_one "$set" "$s" "$n" &
+		else
+			run_one "$set" "$s" "$n"
 		fi
-		[ -f "$out/summary.json" ] && continue
-		steps=$((data_epochs * n)) every=$((n / evals))
-		[ -n "${STEPS:-}" ] && steps=$STEPS every=$((STEPS / evals))
-		"$runs/sample" --flagfile "experiments/$set-gru/$s.flags" --seed "$seed" --quiet \
-			--force --steps $steps --eval-every $every "${early[@]}" ${SAMPLE_FLAGS:-} --out "$out" || true
 	done
 done
+wait
 
 # tables and figures per data set (test NLL per frame of the 20-chain ensemble)
 for set in $sets; do
