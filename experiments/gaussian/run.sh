@@ -85,11 +85,11 @@ c1=Cov_rand_1_scale_0.6
 "$bin/figures" curves -metric kl -out $exp/kl -title "KL of the fitted Gaussian, the authors' 20-D test target 1 (seed 1)" \
 	"NNSGHMC (ours)=$runs/nnsghmc-$c1-1" "NNSGHMC (authors' weights)=$runs/authors-$c1-1" SGHMC="$runs/sghmc-$c1-1"
 "$bin/sample" --task gaussian2d --sampler nnsghmc --meta $exp/sampler.json --chains 1 --steps 500 --step-size 0.025 \
-	--energy-scale 0.5 --noise 1 --trace-every 1 --quiet --force --out "$runs/traj-nnsghmc"
+	--energy-scale 0.1 --noise 1 --trace-every 1 --quiet --force --out "$runs/traj-nnsghmc"
 "$bin/sample" --task gaussian2d --sampler sghmc --chains 1 --steps 500 --step-size 0.025 --friction 1 \
 	--noise 1 --trace-every 1 --quiet --force --out "$runs/traj-sghmc"
 "$bin/figures" trajectories -task gaussian2d -out $exp/trajectories \
 	-title "one chain for ηT = 12.5 on a 2-D Gaussian, gradient noise σ = 1" \
 	NNSGHMC="$runs/traj-nnsghmc" SGHMC="$runs/traj-sghmc"
-# the networks over the energy inputs per dimension u = U/d of the test targets' equilibria (about 1)
-"$bin/figures" nets -meta $exp/sampler.json -energy 0,3 -fixed-energy 1 -gradient=-20,20 -out $exp/nets
+# the networks over their energy input u = U/10 up to beyond the test targets' equilibria (about 2)
+"$bin/figures" nets -meta $exp/sampler.json -energy 0,3 -fixed-energy 2 -gradient=-20,20 -out $exp/nets
