@@ -35,13 +35,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-runs/gru}
-into_readme() { # NAME DIR: copy DIR/NAME.md into DIR/README.md between its <!-- NAME.md --> markers
-	awk -v table="$2/$1.md" -v start="<!-- $1.md -->" -v stop="<!-- /$1.md -->" '
-		index($0, start) { print; while ((getline line < table) > 0) print line; skip = 1; next }
-		index($0, stop) { skip = 0 }
-		!skip' "$2/README.md" >"$2/README.md.tmp"
-	mv "$2/README.md.tmp" "$2/README.md"
-}
+source experiments/readme.sh
 report=
 [ "${1:-}" = report ] && report=1 && shift
 if [ "${1:-}" = beta ]; then
@@ -99,7 +93,7 @@ run_one() { # SET SAMPLER N: one evaluation run (N training sequences per data e
 	"$runs/sample" --flagfile "experiments/$set-gru/$s.flags" --seed "$seed" --quiet \
 		--force --steps $steps --eval-every $every "${early[@]}" ${SAMPLE_FLAGS:-} --out "$out" || true
 }
-jobs=${JOBS:-1}
+max_jobs=${JOBS:-1}
 for set in $sets; do
 	# training sequences per data epoch (one sequence per step)
 	case $set in piano) n=87 ;; nott) n=694 ;; muse) n=524 ;; jsb) n=229 ;; esac
@@ -107,8 +101,8 @@ for set in $sets; do
 	[ "$set" = jsb ] && samplers="nnsghmc nnsghmc-s sghmc sgld"
 	[ -n "$report" ] && samplers=
 	for s in $samplers; do
-		if [ "$jobs" -gt 1 ]; then
-			while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+		if [ "$max_jobs" -gt 1 ]; then
+			while [ "$(jobs -rp | wc -l)" -ge "$max_jobs" ]; do wait -n || true; done
 			GOMAXPROCS=${GOMAXPROCS:-1} run_one "$set" "$s" "$n" &
 		else
 			run_one "$set" "$s" "$n"

@@ -17,6 +17,7 @@
 # "bash experiments/mnist-run.sh report" only writes the tables and figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source experiments/readme.sh
 runs=${RUNS:-runs/mnist}
 seeds=${SEEDS:-15}
 samplers=${*:-sghmc sgld psgld nnsghmc}
@@ -53,12 +54,7 @@ for e in nt af data; do
 		echo
 		"$runs/figures" table -metric test_nll -steps $steps "${args[@]}"
 	} >experiments/mnist-$e/table.md
-	# copy the table into the README between its markers
-	awk -v table=experiments/mnist-$e/table.md '
-		/<!-- table.md -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
-		/<!-- \/table.md -->/ { skip = 0 }
-		!skip' experiments/mnist-$e/README.md >experiments/mnist-$e/README.md.tmp
-	mv experiments/mnist-$e/README.md.tmp experiments/mnist-$e/README.md
+	into_readme table experiments/mnist-$e
 	for m in test_error test_nll; do
 		"$runs/figures" curves -metric $m -steps-per-unit $perEpoch -xlabel "data epoch" \
 			-title "mnist-$e: $m of the 20-chain ensemble" -out experiments/mnist-$e/$m "${args[@]}"

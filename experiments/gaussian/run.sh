@@ -10,6 +10,7 @@
 # "1 2") are the evaluation seeds. Finished runs (summary.json) are kept.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source experiments/readme.sh
 exp=experiments/gaussian
 runs=${RUNS:-runs/gaussian}
 seeds=${SEEDS:-1 2}
@@ -76,11 +77,7 @@ list() { # PREFIX COV: the finished runs of the seeds, comma-separated
 			tail -n +$([ $t = 1 ] && echo 1 || echo 3)
 	done
 } >$exp/table.md
-# copy the table into the README between its markers
-awk -v table=$exp/table.md '
-	/<!-- table.md -->/ { print; while ((getline line < table) > 0) print line; skip = 1; next }
-	/<!-- \/table.md -->/ { skip = 0 }
-	!skip' $exp/README.md >$exp/README.md.tmp && mv $exp/README.md.tmp $exp/README.md
+into_readme table $exp
 c1=Cov_rand_1_scale_0.6
 "$bin/figures" curves -metric kl -out $exp/kl -title "KL of the fitted Gaussian, the authors' 20-D test target 1 (seed 1)" \
 	"NNSGHMC (ours)=$runs/nnsghmc-$c1-1" "NNSGHMC (authors' weights)=$runs/authors-$c1-1" SGHMC="$runs/sghmc-$c1-1"
