@@ -89,7 +89,8 @@
 // initial states and minibatches (train --init SAMPLER --epochs 1, seed 15)
 // its fresh unroll's cross-chain loss is 77,195 where the authors' NT
 // weights give 67,185 (random networks 168,717), so by our own loss theirs
-// is the better sampler, and training ours further lowers it and speeds
-// its start (experiments/mnist-nt/PROVENANCE.md). The tasks' defaults stay
-// the authors' published ones.
+// is the better sampler. Training ours further lowers it and speeds its
+// start, but then throws chains out over a long run, as f_Q grows with |p|
+// (experiments/mnist-nt/PROVENANCE.md). The tasks' defaults stay the
+// authors' published ones.
 package train
