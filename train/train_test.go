@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -146,46 +147,104 @@ func (r *replay) loss(l int) (float64, error) {
 
 // TestUnrolledLossGradientMatchesFiniteDifferences back-propagates both
 // losses through a 7-step unroll in windows of 3 and checks the φ-gradient
-// of each against central finite differences of the replayed loss.
+// of each against central finite differences of the replayed loss: the
+// fresh unroll, and a continuation unroll run at its own step size
+// (Config.ContinueStepSize; Adam's learning rate is then negligible, so the
+// networks stay those the replay is given).
 func TestUnrolledLossGradientMatchesFiniteDifferences(t *testing.T) {
 	const k, d = 4, 2
-	nn := smoothNets()
-	cfg := tinyConfig(k)
-	cfg.Chunk = 5 // several blocks, with a remainder, to test the chunking too
-	tr, err := newTrainer(cfg, tinyProblem(t, k, d), nn, 7, true)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name      string
+		subEpochs int
+		contEta   float64
+	}{
+		{"fresh", 0, 0},
+		{"continuation", 1, 0.08},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nn := smoothNets()
+			cfg := tinyConfig(k)
+			cfg.Chunk = 5 // several blocks, with a remainder, to test the chunking too
+			cfg.SubEpochs, cfg.ContinueStepSize = tc.subEpochs, tc.contEta
+			if tc.subEpochs > 0 {
+				cfg.QAdam.LR, cfg.DAdam.LR = 1e-300, 1e-300
+			}
+			tr, err := newTrainer(cfg, tinyProblem(t, k, d), nn, 7, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got *unrolled // the last unroll
+			tr.record = func(u *unrolled) { got = u }
+			before := tr.Networks()
+			if tc.contEta > 0 {
+				before.StepSize = tc.contEta
+			}
+			if err := tr.Run(context.Background(), nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got == nil || len(got.windows) != 3 {
+				t.Fatalf("recorded %v", got)
+			}
+			for l, name := range []string{"cross-chain", "in-chain"} {
+				rp := newReplay(t, before, d*k, got)
+				params := append(rp.sg.QNet.Weights.Params(), rp.sg.DNet.Weights.Params()...)
+				res, err := graphtest.CheckGradient(func() (float64, error) { return rp.loss(l) }, params, got.grads[l], 1e-6, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s: %v", name, res)
+				if res.Worst > 1e-6 {
+					t.Errorf("%s loss: back-propagated φ-gradient disagrees with finite differences: %v", name, res)
+				}
+				norm := 0.0
+				for _, g := range got.grads[l] {
+					for _, v := range g {
+						norm += v * v
+					}
+				}
+				if norm == 0 {
+					t.Errorf("%s loss: zero gradient", name)
+				}
+			}
+		})
 	}
-	var got *unrolled
-	tr.record = func(u *unrolled) { got = u }
-	before := tr.Networks()
-	tr.cfg.Epochs = 1
-	if err := tr.Run(context.Background(), nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	if got == nil || len(got.windows) != 3 {
-		t.Fatalf("recorded %v", got)
-	}
-	for l, name := range []string{"cross-chain", "in-chain"} {
-		rp := newReplay(t, before, d*k, got)
-		params := append(rp.sg.QNet.Weights.Params(), rp.sg.DNet.Weights.Params()...)
-		res, err := graphtest.CheckGradient(func() (float64, error) { return rp.loss(l) }, params, got.grads[l], 1e-6, 0)
+}
+
+// TestContinueStepSizeRunsTheContinuations checks that the continuation
+// unrolls, and only they, run at Config.ContinueStepSize: the fresh
+// unroll's chains end where they end without it, the continuation's do
+// not, and a ContinueStepSize equal to the sampler's changes nothing.
+func TestContinueStepSizeRunsTheContinuations(t *testing.T) {
+	const k, d = 4, 2
+	ends := func(contEta float64) [][]float64 {
+		cfg := tinyConfig(k)
+		cfg.SubEpochs, cfg.ContinueStepSize = 1, contEta
+		tr, err := newTrainer(cfg, tinyProblem(t, k, d), smoothNets(), 7, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s: %v", name, res)
-		if res.Worst > 1e-6 {
-			t.Errorf("%s loss: back-propagated φ-gradient disagrees with finite differences: %v", name, res)
+		var out [][]float64
+		tr.record = func(u *unrolled) { out = append(out, clone(u.windows[len(u.windows)-1].pEnd)) }
+		if err := tr.Run(context.Background(), nil, nil); err != nil {
+			t.Fatal(err)
 		}
-		norm := 0.0
-		for _, g := range got.grads[l] {
-			for _, v := range g {
-				norm += v * v
-			}
+		return out
+	}
+	plain, same, other := ends(0), ends(smoothNets().StepSize), ends(0.08)
+	if len(plain) != 2 {
+		t.Fatalf("%d unrolls recorded, want 2", len(plain))
+	}
+	equal := slices.Equal[[]float64]
+	for i := range plain {
+		if !equal(plain[i], same[i]) {
+			t.Errorf("unroll %d: ContinueStepSize equal to the step size changed the chains", i)
 		}
-		if norm == 0 {
-			t.Errorf("%s loss: zero gradient", name)
-		}
+	}
+	if !equal(plain[0], other[0]) {
+		t.Error("ContinueStepSize changed the fresh unroll")
+	}
+	if equal(plain[1], other[1]) {
+		t.Error("ContinueStepSize did not change the continuation unroll")
 	}
 }
 

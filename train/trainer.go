@@ -22,6 +22,13 @@ import (
 // sampler steps, each continuing from where the last stopped and followed by
 // one Adam step per loss. Back-propagation through time is truncated every
 // Window steps: gradients flow through at most Window steps.
+//
+// The fresh unroll runs the sampler with its own step size η; the
+// continuation unrolls run it with ContinueStepSize when that is positive.
+// The MNIST evaluations raise η after the first data epoch (to 1.6 times
+// the training η), and a sampler trained at one η alone can be unstable at
+// the raised one (experiments/mnist-nt); continuing at the raised η trains
+// it where it is used.
 type Config struct {
 	Chains     int         `json:"chains"`
 	Epochs     int         `json:"epochs"`
@@ -33,6 +40,8 @@ type Config struct {
 	QAdam      AdamConfig  `json:"q_adam"` // optimiser of f_Q's weights
 	DAdam      AdamConfig  `json:"d_adam"` // optimiser of f_D's weights
 	MomentumSD float64     `json:"momentum_sd"`
+	// ContinueStepSize is η in the continuation unrolls; 0: the sampler's.
+	ContinueStepSize float64 `json:"continue_step_size,omitempty"`
 	// Chunk bounds the coordinates one step graph handles at once
 	// (samplers.StepChunk when 0).
 	Chunk int `json:"chunk,omitempty"`
@@ -51,6 +60,8 @@ func (c *Config) Validate() error {
 		return errors.New("train: no loss (want a cross-chain or an in-chain loss)")
 	case !(c.MomentumSD >= 0):
 		return fmt.Errorf("train: momentum sd %v", c.MomentumSD)
+	case !(c.ContinueStepSize >= 0) || math.IsInf(c.ContinueStepSize, 1):
+		return fmt.Errorf("train: continuation step size %v (want a positive finite number, or 0 for the sampler's)", c.ContinueStepSize)
 	}
 	if c.Cross != nil {
 		if err := c.Cross.validate(c.Chains); err != nil {
@@ -137,6 +148,7 @@ type Trainer struct {
 
 	pos      Position
 	theta, p []float64 // chain state at pos; nil at the start of an epoch
+	eta      float64   // the step size of the unroll under way
 	rows     []Row
 	seconds  float64   // training time before the current Run
 	running  time.Time // start of the current Run (zero outside Run)
@@ -205,7 +217,7 @@ func newTrainer(cfg Config, prob Problem, nn samplers.NNConfig, seed uint64, fro
 	if err := nn.Validate(); err != nil {
 		return nil, err
 	}
-	t := &Trainer{cfg: cfg, prob: prob, nn: nn, frozen: frozen}
+	t := &Trainer{cfg: cfg, prob: prob, nn: nn, frozen: frozen, eta: nn.StepSize}
 	t.d, t.k = prob.Target.Dim(), prob.Target.Chains()
 	t.n = t.d * t.k
 	if t.k != cfg.Chains || prob.LossTarget.Chains() != t.k || prob.LossTarget.Dim() != t.d {
@@ -381,6 +393,13 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 	cfg := &t.cfg
 	rng := t.rng
 	var theta, p []float64
+	t.eta = t.nn.StepSize
+	if t.theta != nil && cfg.ContinueStepSize > 0 {
+		t.eta = cfg.ContinueStepSize
+	}
+	if err := t.fwd.SetStepSize(t.eta); err != nil {
+		return nil, nil, nil, err
+	}
 	if t.theta == nil {
 		theta = t.prob.Init(rng, t.k)
 		if len(theta) != t.n {

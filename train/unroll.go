@@ -15,7 +15,9 @@ type graphNodes = G.Nodes
 // in, it outputs the adjoints of (θ_t, p_t) and, summed over blocks, the
 // gradient w.r.t. every network weight.
 func (t *Trainer) buildVJP(rows int) (in, out, sum G.Nodes, err error) {
-	sg, err := samplers.BuildStep(t.nn, rows, graph.Float64, samplers.StepOptions{FrozenInputs: t.frozen})
+	nn := t.nn
+	nn.StepSize = t.eta
+	sg, err := samplers.BuildStep(nn, rows, graph.Float64, samplers.StepOptions{FrozenInputs: t.frozen})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -63,6 +65,11 @@ func (t *Trainer) backward(w window, adj map[int][]float64, grad [][]float64) er
 	step := make([][]float64, len(grad))
 	for i := range grad {
 		step[i] = make([]float64, len(grad[i]))
+	}
+	for _, g := range t.graphs { // the unroll's step size (Config.ContinueStepSize)
+		if err := graph.SetValue(g.Eta, []float64{t.eta}); err != nil {
+			return err
+		}
 	}
 	for s := w.b - 1; s >= w.a; s-- {
 		if v := adj[s+1]; v != nil {

@@ -64,6 +64,7 @@ type options struct {
 	epochs, chains, subEpochs int
 	steps, window             int
 	stepSize, lr, energyScale float64
+	continueStepSize          float64
 	seed                      uint64
 	quiet, float32            bool
 	target                    catalog.Options
@@ -83,6 +84,7 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.IntVar(&o.steps, "steps", 0, "steps per unroll (default: the task's)")
 	fs.IntVar(&o.window, "window", 0, "truncated back-propagation window in steps (default: the task's)")
 	fs.Float64Var(&o.stepSize, "step-size", 0, "step size η of the unrolled sampler (default: the task's)")
+	fs.Float64Var(&o.continueStepSize, "continue-step-size", 0, "step size η of the continuation unrolls (default: --step-size; the MNIST evaluations raise η after the first data epoch, and a sampler is stable at the η it was trained at)")
 	fs.Float64Var(&o.lr, "lr", 0, "Adam learning rate of both networks (default: the task's)")
 	fs.Float64Var(&o.energyScale, "energy-scale", 0, "scale s_u of the networks' energy input u = s_u·Ũ/N (default: the task's; give sample the same, or the test's counterpart, with --energy-scale)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
@@ -229,6 +231,9 @@ func run(ctx context.Context, args []string) (err error) {
 		"task": o.task, "seed": o.seed, "epochs": tr.Epochs(), "sub_epochs": cfg.SubEpochs, "chains": cfg.Chains,
 		"steps": cfg.Steps, "window": cfg.Window, "train_step_size": trained.StepSize, "train_dim": trained.TrainDim,
 	}
+	if cfg.ContinueStepSize > 0 {
+		info["continue_step_size"] = cfg.ContinueStepSize
+	}
 	if o.init != "" {
 		info["init"] = o.init
 	}
@@ -289,6 +294,7 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 		{"steps", func() { cfg.Steps = o.steps }, o.steps > 0, "a positive integer"},
 		{"window", func() { cfg.Window = o.window }, o.window > 0, "a positive integer"},
 		{"step-size", func() { nn.StepSize = o.stepSize }, positive(o.stepSize), "a positive finite number"},
+		{"continue-step-size", func() { cfg.ContinueStepSize = o.continueStepSize }, positive(o.continueStepSize), "a positive finite number"},
 		{"lr", func() { cfg.QAdam.LR, cfg.DAdam.LR = o.lr, o.lr }, positive(o.lr), "a positive finite number"},
 		{"energy-scale", func() { nn.EnergyScale = o.energyScale }, o.energyScale != 0, "a non-zero number"},
 	} {

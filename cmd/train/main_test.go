@@ -40,6 +40,7 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 		{[]string{"-epochs", "0", "-out", dir}, "--epochs: invalid value"},
 		{[]string{"-lr", "Inf", "-out", dir}, "--lr must be a finite number, got +Inf"},
 		{[]string{"-step-size=-Inf", "-out", dir}, "--step-size must be a finite number, got -Inf"},
+		{[]string{"-continue-step-size", "0", "-out", dir}, "--continue-step-size: invalid value 0 (want a positive finite number)"},
 		{[]string{"-steps", "10", "-out", dir}, "the in-chain loss has no time within 10 steps"},
 		{[]string{"-resume", filepath.Join(dir, "none")}, "cannot read checkpoint"},
 		{[]string{"-init", filepath.Join(dir, "none.json"), "-out", filepath.Join(dir, "i")}, "--init: cannot read sampler file"},
