@@ -27,8 +27,9 @@ import (
 // continuation unrolls run it with ContinueStepSize when that is positive.
 // The MNIST evaluations raise η after the first data epoch (to 1.6 times
 // the training η), and a sampler trained at one η alone can be unstable at
-// the raised one (experiments/mnist-nt); continuing at the raised η trains
-// it where it is used.
+// the raised one; running the continuations at the raised η trains the
+// sampler where the evaluation mostly runs it (experiments/mnist-nt
+// measures what it does).
 type Config struct {
 	Chains     int         `json:"chains"`
 	Epochs     int         `json:"epochs"`
