@@ -390,15 +390,30 @@ type unrolled struct {
 
 // unroll runs one unroll from the trainer's state, back-propagates the
 // losses, takes the optimiser steps and returns the rows and the new state.
+// useStepSize runs the following unrolls with step size eta, forward and
+// in the step graphs of the backward pass (those built later take t.eta).
+func (t *Trainer) useStepSize(eta float64) error {
+	if err := t.fwd.SetStepSize(eta); err != nil {
+		return err
+	}
+	for _, g := range t.graphs {
+		if err := graph.SetValue(g.Eta, []float64{eta}); err != nil {
+			return err
+		}
+	}
+	t.eta = eta
+	return nil
+}
+
 func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64, []float64, error) {
 	cfg := &t.cfg
 	rng := t.rng
 	var theta, p []float64
-	t.eta = t.nn.StepSize
+	eta := t.nn.StepSize
 	if t.theta != nil && cfg.ContinueStepSize > 0 {
-		t.eta = cfg.ContinueStepSize
+		eta = cfg.ContinueStepSize
 	}
-	if err := t.fwd.SetStepSize(t.eta); err != nil {
+	if err := t.useStepSize(eta); err != nil {
 		return nil, nil, nil, err
 	}
 	if t.theta == nil {

@@ -66,11 +66,6 @@ func (t *Trainer) backward(w window, adj map[int][]float64, grad [][]float64) er
 	for i := range grad {
 		step[i] = make([]float64, len(grad[i]))
 	}
-	for _, g := range t.graphs { // the unroll's step size (Config.ContinueStepSize)
-		if err := graph.SetValue(g.Eta, []float64{t.eta}); err != nil {
-			return err
-		}
-	}
 	for s := w.b - 1; s >= w.a; s-- {
 		if v := adj[s+1]; v != nil {
 			for i := range aTheta {
