@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -65,9 +66,16 @@ func batchedProblem(t *testing.T, k int) Problem {
 // bit: the abandoned unroll must leave neither the random generator nor the
 // minibatch order advanced.
 func TestInterruptMidUnrollResumesExactly(t *testing.T) {
+	for _, fresh := range []bool{false, true} {
+		t.Run(fmt.Sprintf("FreshMomentum=%v", fresh), func(t *testing.T) { interruptAndResume(t, fresh) })
+	}
+}
+
+func interruptAndResume(t *testing.T, freshMomentum bool) {
 	const k = 4
 	cfg := tinyConfig(k)
 	cfg.Epochs, cfg.SubEpochs = 3, 2 // 9 unrolls of 7 steps
+	cfg.FreshMomentum = freshMomentum
 	straight, err := New(cfg, batchedProblem(t, k), smoothNets(), 5)
 	if err != nil {
 		t.Fatal(err)

@@ -248,6 +248,55 @@ func TestContinueStepSizeRunsTheContinuations(t *testing.T) {
 	}
 }
 
+// TestFreshMomentumRestartsTheContinuations checks Config.FreshMomentum on
+// an epoch of three unrolls: the first continuation starts from the fresh
+// unroll's end either way; the second starts from the first's positions,
+// and from the fresh unroll's final momentum with FreshMomentum but from
+// the first continuation's without.
+func TestFreshMomentumRestartsTheContinuations(t *testing.T) {
+	const k, d = 4, 2
+	type start struct{ theta, p, pEnd []float64 }
+	starts := func(fresh bool) []start {
+		cfg := tinyConfig(k)
+		cfg.SubEpochs, cfg.FreshMomentum = 2, fresh
+		tr, err := newTrainer(cfg, tinyProblem(t, k, d), smoothNets(), 7, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []start
+		tr.record = func(u *unrolled) {
+			first, last := u.windows[0].recs[0], u.windows[len(u.windows)-1]
+			out = append(out, start{clone(first.theta), clone(first.p), clone(last.pEnd)})
+		}
+		if err := tr.Run(context.Background(), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if len(out) != 3 {
+			t.Fatalf("%d unrolls recorded, want 3", len(out))
+		}
+		return out
+	}
+	equal := slices.Equal[[]float64]
+	carry, fresh := starts(false), starts(true)
+	for i := range 2 {
+		if !equal(carry[i].theta, fresh[i].theta) || !equal(carry[i].p, fresh[i].p) {
+			t.Errorf("unroll %d starts differently with FreshMomentum", i)
+		}
+	}
+	if !equal(carry[1].p, carry[0].pEnd) {
+		t.Error("the first continuation does not start from the fresh unroll's final momentum")
+	}
+	if !equal(carry[2].theta, fresh[2].theta) {
+		t.Error("FreshMomentum changed where the second continuation's positions start")
+	}
+	if !equal(fresh[2].p, fresh[0].pEnd) {
+		t.Error("with FreshMomentum, the second continuation does not start from the fresh unroll's final momentum")
+	}
+	if !equal(carry[2].p, carry[1].pEnd) || equal(carry[2].p, carry[0].pEnd) {
+		t.Error("without FreshMomentum, the second continuation does not continue the first's momentum")
+	}
+}
+
 // TestOneAdamStepLowersTheLoss takes one optimiser step on a 1-D toy and
 // checks that the surrogate loss of the recorded unroll, which the step
 // descends, went down.

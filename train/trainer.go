@@ -19,8 +19,9 @@ import (
 //
 // Training runs Epochs epochs; each starts the chains afresh from the
 // problem's initial distribution and runs 1 + SubEpochs unrolls of Steps
-// sampler steps, each continuing from where the last stopped and followed by
-// one Adam step per loss. Back-propagation through time is truncated every
+// sampler steps, each continuing from where the last stopped (with
+// FreshMomentum, from the last positions but the fresh unroll's final
+// momentum) and followed by one Adam step per loss. Back-propagation through time is truncated every
 // Window steps: gradients flow through at most Window steps.
 //
 // The fresh unroll runs the sampler with its own step size η; the
@@ -43,6 +44,15 @@ type Config struct {
 	MomentumSD float64     `json:"momentum_sd"`
 	// ContinueStepSize is η in the continuation unrolls; 0: the sampler's.
 	ContinueStepSize float64 `json:"continue_step_size,omitempty"`
+	// FreshMomentum starts every continuation unroll of an epoch from the
+	// momentum the epoch's fresh unroll ended with, the positions still
+	// continuing from the previous unroll, as the authors' MNIST scripts do
+	// (BNN_MNIST/Sampler_Training.py and Sampler_Training_DataGen.py never
+	// update state_mom_list in their continuation loops): every
+	// continuation puts the momentum of the descent from θ₀ back onto
+	// chains that are nearer the posterior. False continues the momentum
+	// too (their toy script).
+	FreshMomentum bool `json:"fresh_momentum,omitempty"`
 	// Chunk bounds the coordinates one step graph handles at once
 	// (samplers.StepChunk when 0).
 	Chunk int `json:"chunk,omitempty"`
@@ -323,7 +333,10 @@ func (t *Trainer) Run(ctx context.Context, onRow func(Row), onEpoch func() error
 				onRow(r)
 			}
 		}
-		t.theta, t.p = theta, p
+		t.theta = theta
+		if t.pos.Unroll == 0 || !t.cfg.FreshMomentum {
+			t.p = p // with FreshMomentum, t.p keeps the fresh unroll's
+		}
 		t.pos.Unroll++
 		if t.pos.Unroll > t.cfg.SubEpochs {
 			t.pos = Position{Epoch: t.pos.Epoch + 1}

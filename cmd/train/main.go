@@ -234,6 +234,9 @@ func run(ctx context.Context, args []string) (err error) {
 	if cfg.ContinueStepSize > 0 {
 		info["continue_step_size"] = cfg.ContinueStepSize
 	}
+	if cfg.FreshMomentum {
+		info["fresh_momentum"] = true
+	}
 	if o.init != "" {
 		info["init"] = o.init
 	}

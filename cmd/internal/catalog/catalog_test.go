@@ -24,7 +24,8 @@ func haveData(t testing.TB, file string) {
 func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Abs(b) }
 
 // TestMNISTSettingsAreTheAuthors checks the step sizes, α and clamps the
-// catalog derives against the values the authors' code uses
+// catalog derives, and the training's continuation momentum, against what
+// the authors' code uses
 // (BNN_MNIST/Sampler_Training.py and the evaluation scripts of
 // github.com/WenboGong/MetaSGMCMC).
 func TestMNISTSettingsAreTheAuthors(t *testing.T) {
@@ -66,6 +67,9 @@ func TestMNISTSettingsAreTheAuthors(t *testing.T) {
 		if tr := task.Training; tc.trainEta > 0 {
 			if tr == nil || !near(tr.StepSize, tc.trainEta, 1e-3) || !near(tr.AlphaCoef/tr.StepSize, tc.trainAlpha, 1e-3) {
 				t.Errorf("%s: training η, α = %v", tc.task, tr)
+			}
+			if tr != nil && !tr.Config.FreshMomentum {
+				t.Errorf("%s: the continuation unrolls carry the momentum over; the authors' restart it from the fresh unroll's (FreshMomentum)", tc.task)
 			}
 		} else if tr != nil {
 			t.Errorf("%s: unexpected training set-up", tc.task)

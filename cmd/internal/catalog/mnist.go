@@ -152,6 +152,9 @@ func (t mnistTask) build(o Options) (*Task, error) {
 				Chains: 20, Epochs: 40, SubEpochs: 7, Steps: 99, Window: tr.window,
 				Cross: &train.CrossChain{Every: tr.every, Lambda: 0.05, Weight: 1},
 				QAdam: adam, DAdam: adam,
+				// the authors' scripts start every continuation from the
+				// fresh unroll's final momentum (train.Config.FreshMomentum)
+				FreshMomentum: true,
 			},
 			StepSize: sqrtStep(tr.lr), NN: tnn, AlphaCoef: 0.01, QHidden: []int{10}, DHidden: []int{10},
 			// meta-training chains start at θ ~ 0.2·N(0, I), p = 0
