@@ -21,8 +21,9 @@ import (
 // problem's initial distribution and runs 1 + SubEpochs unrolls of Steps
 // sampler steps, each continuing from where the last stopped (with
 // FreshMomentum, from the last positions but the fresh unroll's final
-// momentum) and followed by one Adam step per loss. Back-propagation through time is truncated every
-// Window steps: gradients flow through at most Window steps.
+// momentum) and followed by one Adam step per loss. Back-propagation
+// through time is truncated every Window steps: gradients flow through at
+// most Window steps.
 //
 // The fresh unroll runs the sampler with its own step size η; the
 // continuation unrolls run it with ContinueStepSize when that is positive.
