@@ -402,8 +402,6 @@ type unrolled struct {
 	grads    [][][]float64       // per loss: ∂L/∂φ
 }
 
-// unroll runs one unroll from the trainer's state, back-propagates the
-// losses, takes the optimiser steps and returns the rows and the new state.
 // useStepSize runs the following unrolls with step size eta, forward and
 // in the step graphs of the backward pass (those built later take t.eta).
 func (t *Trainer) useStepSize(eta float64) error {
@@ -419,6 +417,8 @@ func (t *Trainer) useStepSize(eta float64) error {
 	return nil
 }
 
+// unroll runs one unroll from the trainer's state, back-propagates the
+// losses, takes the optimiser steps and returns the rows and the new state.
 func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64, []float64, error) {
 	cfg := &t.cfg
 	rng := t.rng
