@@ -6,7 +6,8 @@
 //	figures trajectories -task gaussian2d -out FIG NAME=RUNDIR ...
 //	    the path of chain 0 from RUNDIR/trace.bin on the target's contours
 //	figures nets -meta sampler.json -out DIR
-//	    contour plots of a trained sampler's f_Q and f_D over their inputs
+//	    contour plots of a trained sampler's f_Q and f_D over their inputs,
+//	    with the plotted values as CSV (f_q.csv, …)
 //	figures table -metric kl -steps 1000,3000,12000 -summary ess NAME=RUNDIR ...
 //	    a Markdown table of a metric at given steps and summary values
 package main
@@ -48,7 +49,7 @@ const description = "draws the experiments' figures and tables from the outputs 
 var figures = []struct{ name, what string }{
 	{"curves", "one curve per run of a metric from RUNDIR/metrics.csv against steps"},
 	{"trajectories", "the path of chain 0 from RUNDIR/trace.bin on the target's contours"},
-	{"nets", "contour plots of a trained sampler's f_Q and f_D over their inputs"},
+	{"nets", "contour plots of a trained sampler's f_Q and f_D over their inputs, and their values (CSV)"},
 	{"table", "a Markdown table of a metric at given steps and summary values"},
 }
 
@@ -374,12 +375,16 @@ func nets(args []string) error {
 	gRange := fs.Float64Slice("gradient", []float64{-10, 10}, "range of the gradient input (after its scale)")
 	gFixed := fs.Float64("fixed-gradient", 0, "gradient input for the energy-momentum plot of f_D")
 	uFixed := fs.Float64("fixed-energy", math.NaN(), "energy input for the momentum-gradient plot of f_D (default: the middle of --energy)")
+	points := fs.Int("points", 60, "grid points along each axis, both ends of each range included")
 	usage(fs, "nets", "[flags] --meta sampler.json --out DIR")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *meta == "" || *out == "" {
 		return cli.Usagef("--meta and --out are required")
+	}
+	if *points < 2 {
+		return cli.Usagef("--points must be at least 2, got %d", *points)
 	}
 	for _, r := range [][]float64{*uRange, *pRange, *gRange} {
 		if len(r) != 2 || !(r[0] < r[1]) {
@@ -406,17 +411,40 @@ func nets(args []string) error {
 	fq := func(u, p float64) float64 { return one(cfg.Q, u, m*p) }
 	fdUP := func(u, p float64) float64 { return cfg.DScale * math.Abs(one(cfg.D, u, m*p, *gFixed)) }
 	fdPG := func(p, g float64) float64 { return cfg.DScale * math.Abs(one(cfg.D, *uFixed, m*p, g)) }
-	const n = 60
 	u, p, g := *uRange, *pRange, *gRange
-	if err := plot.Contour(filepath.Join(*out, "f_q"), "f_Q(u, p)", "energy input u", "momentum p", fq, u[0], u[1], p[0], p[1], n); err != nil {
-		return err
+	for _, c := range []struct {
+		name, title, x, y string
+		f                 func(x, y float64) float64
+		xr, yr            []float64
+	}{
+		{"f_q", "f_Q(u, p)", "u", "p", fq, u, p},
+		{"f_d_energy_momentum", fmt.Sprintf("%g·|f_D(u, p, g = %g)|", cfg.DScale, *gFixed), "u", "p", fdUP, u, p},
+		{"f_d_momentum_gradient", fmt.Sprintf("%g·|f_D(u = %g, p, g)|", cfg.DScale, *uFixed), "p", "g", fdPG, p, g},
+	} {
+		path := filepath.Join(*out, c.name)
+		if err := plot.Contour(path, c.title, axisLabel[c.x], axisLabel[c.y], c.f, c.xr[0], c.xr[1], c.yr[0], c.yr[1], *points); err != nil {
+			return err
+		}
+		if err := gridCSV(path+".csv", c.x, c.y, c.name, c.f, c.xr, c.yr, *points); err != nil {
+			return err
+		}
 	}
-	if err := plot.Contour(filepath.Join(*out, "f_d_energy_momentum"), fmt.Sprintf("%g·|f_D(u, p, g = %g)|", cfg.DScale, *gFixed),
-		"energy input u", "momentum p", fdUP, u[0], u[1], p[0], p[1], n); err != nil {
-		return err
+	return nil
+}
+
+// axisLabel names the networks' inputs on the axes of the nets figures.
+var axisLabel = map[string]string{"u": "energy input u", "p": "momentum p", "g": "gradient input g"}
+
+// gridCSV writes f's values at the points of a Contour grid to path, one
+// row per point: x, y and f(x, y) in columns named x, y and z.
+func gridCSV(path, x, y, z string, f func(x, y float64) float64, xr, yr []float64, n int) error {
+	var rows [][]string
+	for _, yv := range plot.Linspace(yr[0], yr[1], n) {
+		for _, xv := range plot.Linspace(xr[0], xr[1], n) {
+			rows = append(rows, []string{cli.FormatFloat(xv), cli.FormatFloat(yv), cli.FormatFloat(f(xv, yv))})
+		}
 	}
-	return plot.Contour(filepath.Join(*out, "f_d_momentum_gradient"), fmt.Sprintf("%g·|f_D(u = %g, p, g)|", cfg.DScale, *uFixed),
-		"momentum p", "gradient input g", fdPG, p[0], p[1], g[0], g[1], n)
+	return cli.WriteCSV(path, []string{x, y, z}, rows)
 }
 
 // table prints a Markdown table: one row per run, the metric at each of the

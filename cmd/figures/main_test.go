@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/samplers/trace"
 )
 
@@ -161,5 +164,54 @@ func TestBadInput(t *testing.T) {
 		if err := run(context.Background(), args); err == nil {
 			t.Errorf("%v: accepted", args)
 		}
+	}
+}
+
+// TestNetsWriteThePlottedValues: nets writes, beside each contour plot, the
+// network's value at every grid point, ends of the ranges included, with
+// the momentum scale applied as the sampler applies it.
+func TestNetsWriteThePlottedValues(t *testing.T) {
+	cfg := samplers.NNConfig{NNSettings: samplers.NNSettings{StepSize: 0.01, Alpha: 1, ClampQ: 5, DMax: 10, DScale: 2,
+		EnergyScale: 1, GradScale: 1, MomentumScale: 0.5, Gamma: samplers.GammaExact}}
+	cfg.RandomNets([]int{4}, []int{4}, rand.New(rand.NewPCG(1, 2)))
+	dir := t.TempDir()
+	meta := filepath.Join(dir, "sampler.json")
+	var buf bytes.Buffer
+	if err := samplers.NewSamplerFile(cfg, nil).Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(meta, buf.Bytes(), 0o644)
+	out := filepath.Join(dir, "nets")
+	if err := run(context.Background(), []string{"nets", "--meta", meta, "--out", out, "--points", "3", "--energy=-2,2", "--momentum=-4,0"}); err != nil {
+		t.Fatal(err)
+	}
+	cols, err := readCSV(filepath.Join(out, "f_q.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"-2", "0", "2", "-2", "0", "2", "-2", "0", "2"}; !reflect.DeepEqual(cols["u"], want) {
+		t.Errorf("u column %v, want %v", cols["u"], want)
+	}
+	if want := []string{"-4", "-4", "-4", "-2", "-2", "-2", "0", "0", "0"}; !reflect.DeepEqual(cols["p"], want) {
+		t.Errorf("p column %v, want %v", cols["p"], want)
+	}
+	for i := range cols["f_q"] {
+		u, _ := strconv.ParseFloat(cols["u"][i], 64)
+		p, _ := strconv.ParseFloat(cols["p"][i], 64)
+		want := make([]float64, 1)
+		cfg.Q.Eval([]float64{u, 0.5 * p}, want)
+		if got, _ := strconv.ParseFloat(cols["f_q"][i], 64); got != want[0] {
+			t.Errorf("f_Q(%v, %v): file %v, network %v", u, p, got, want[0])
+		}
+	}
+	for _, name := range []string{"f_q", "f_d_energy_momentum", "f_d_momentum_gradient"} {
+		for _, ext := range []string{".png", ".svg", ".csv"} {
+			if info, err := os.Stat(filepath.Join(out, name+ext)); err != nil || info.Size() == 0 {
+				t.Errorf("%s%s: %v", name, ext, err)
+			}
+		}
+	}
+	if err := run(context.Background(), []string{"nets", "--meta", meta, "--out", out, "--points", "1"}); err == nil {
+		t.Error("--points 1 accepted")
 	}
 }

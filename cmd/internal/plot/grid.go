@@ -25,8 +25,8 @@ type grid struct {
 // [xmin, xmax]×[ymin, ymax].
 func newGrid(f func(x, y float64) float64, xmin, xmax, ymin, ymax float64, nx, ny int) *grid {
 	g := &grid{
-		xs:  linspace(xmin, xmax, nx),
-		ys:  linspace(ymin, ymax, ny),
+		xs:  Linspace(xmin, xmax, nx),
+		ys:  Linspace(ymin, ymax, ny),
 		z:   make([]float64, nx*ny),
 		min: math.Inf(1),
 		max: math.Inf(-1),
@@ -367,8 +367,9 @@ func tickLabel(v float64) string {
 	return s
 }
 
-// linspace returns n evenly spaced values from a to b.
-func linspace(a, b float64, n int) []float64 {
+// Linspace returns n evenly spaced values from a to b, both included: the
+// points at which Contour evaluates its function along each axis.
+func Linspace(a, b float64, n int) []float64 {
 	v := make([]float64, n)
 	if n == 1 {
 		v[0] = a
