@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -203,6 +204,23 @@ func TestNetsWriteThePlottedValues(t *testing.T) {
 		if got, _ := strconv.ParseFloat(cols["f_q"][i], 64); got != want[0] {
 			t.Errorf("f_Q(%v, %v): file %v, network %v", u, p, got, want[0])
 		}
+	}
+	// s_D·|f_D(u, m·p, g)| at the middle of the energy range, u = 0
+	cols, err = readCSV(filepath.Join(out, "f_d_momentum_gradient.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cols["f_d_momentum_gradient"] {
+		p, _ := strconv.ParseFloat(cols["p"][i], 64)
+		g, _ := strconv.ParseFloat(cols["g"][i], 64)
+		f := make([]float64, 1)
+		cfg.D.Eval([]float64{0, 0.5 * p, g}, f)
+		if got, _ := strconv.ParseFloat(cols["f_d_momentum_gradient"][i], 64); got != 2*math.Abs(f[0]) {
+			t.Errorf("s_D·|f_D(0, %v, %v)|: file %v, network %v", p, g, got, 2*math.Abs(f[0]))
+		}
+	}
+	if len(cols["g"]) != 9 {
+		t.Errorf("%d rows in f_d_momentum_gradient.csv, want 9", len(cols["g"]))
 	}
 	for _, name := range []string{"f_q", "f_d_energy_momentum", "f_d_momentum_gradient"} {
 		for _, ext := range []string{".png", ".svg", ".csv"} {
