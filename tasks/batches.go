@@ -9,14 +9,16 @@ import (
 // Batches is the order in which an energy visits its training data, in
 // minibatches of a fixed size: every data epoch visits the data in a fresh
 // random permutation, drawn at the epoch's start from the random source of
-// the evaluation that starts it, and drops the remainder of N/size. So the
-// order is determined by the seed, and a checkpoint that saves a Batches
-// (it marshals to JSON) continues it exactly.
+// the evaluation that starts it, and drops the remainder of N/size (or,
+// made by NewBatchesKeepLast, ends with it as a short batch). So the order
+// is determined by the seed, and a checkpoint that saves a Batches (it
+// marshals to JSON) continues it exactly.
 type Batches struct {
-	perm  []int
-	pos   int // index in perm of the next batch's first item
-	size  int
-	epoch int // epochs started so far
+	perm     []int
+	pos      int // index in perm of the next batch's first item
+	size     int
+	epoch    int  // epochs started so far
+	keepLast bool // end each epoch with the N mod size items left over
 }
 
 // NewBatches returns the order of n items in batches of size; the first
@@ -28,11 +30,24 @@ func NewBatches(n, size int) (*Batches, error) {
 	return &Batches{perm: make([]int, n), pos: n, size: size}, nil
 }
 
+// NewBatchesKeepLast is NewBatches for an order that, like PyTorch's
+// DataLoader with drop_last=False (the authors' loaders), ends every epoch
+// with the N mod size items left over as a short last batch instead of
+// dropping them.
+func NewBatchesKeepLast(n, size int) (*Batches, error) {
+	b, err := NewBatches(n, size)
+	if b != nil {
+		b.keepLast = true
+	}
+	return b, err
+}
+
 // Next returns the indices of the next batch (valid until the next call),
 // starting a new epoch with a permutation drawn from rng when the current one
-// has fewer than a batch left.
+// has fewer than a batch left (none left, with NewBatchesKeepLast: then the
+// last batch of an epoch may be short).
 func (b *Batches) Next(rng *rand.Rand) []int {
-	if b.pos+b.size > len(b.perm) {
+	if b.pos+b.size > len(b.perm) && (!b.keepLast || b.pos >= len(b.perm)) {
 		for i := range b.perm {
 			b.perm[i] = i
 		}
@@ -40,8 +55,9 @@ func (b *Batches) Next(rng *rand.Rand) []int {
 		b.pos = 0
 		b.epoch++
 	}
-	idx := b.perm[b.pos : b.pos+b.size]
-	b.pos += b.size
+	end := min(b.pos+b.size, len(b.perm))
+	idx := b.perm[b.pos:end]
+	b.pos = end
 	return idx
 }
 
@@ -51,26 +67,38 @@ func (b *Batches) Size() int { return b.size }
 // Epoch returns the number of data epochs started (1 during the first).
 func (b *Batches) Epoch() int { return b.epoch }
 
-// PerEpoch returns the number of batches in an epoch.
-func (b *Batches) PerEpoch() int { return len(b.perm) / b.size }
+// PerEpoch returns the number of batches in an epoch (the short last one
+// included, with NewBatchesKeepLast).
+func (b *Batches) PerEpoch() int {
+	if b.keepLast {
+		return (len(b.perm) + b.size - 1) / b.size
+	}
+	return len(b.perm) / b.size
+}
+
+// KeepsLast reports whether each epoch ends with the short batch of the
+// items left over (NewBatchesKeepLast).
+func (b *Batches) KeepsLast() bool { return b.keepLast }
 
 // Reset ends the current epoch: the next call of Next starts a new one.
 func (b *Batches) Reset() { b.pos = len(b.perm) }
 
 type batchesJSON struct {
-	Perm  []int `json:"perm"`
-	Pos   int   `json:"pos"`
-	Size  int   `json:"size"`
-	Epoch int   `json:"epoch"`
+	Perm     []int `json:"perm"`
+	Pos      int   `json:"pos"`
+	Size     int   `json:"size"`
+	Epoch    int   `json:"epoch"`
+	KeepLast bool  `json:"keep_last,omitempty"`
 }
 
 // MarshalJSON saves the position in the order.
 func (b *Batches) MarshalJSON() ([]byte, error) {
-	return json.Marshal(batchesJSON{Perm: b.perm, Pos: b.pos, Size: b.size, Epoch: b.epoch})
+	return json.Marshal(batchesJSON{Perm: b.perm, Pos: b.pos, Size: b.size, Epoch: b.epoch, KeepLast: b.keepLast})
 }
 
 // UnmarshalJSON restores a position saved by MarshalJSON into b, which must
-// have the same number of items and batch size.
+// have the same number of items, batch size and treatment of the items left
+// over.
 func (b *Batches) UnmarshalJSON(data []byte) error {
 	var s batchesJSON
 	if err := json.Unmarshal(data, &s); err != nil {
@@ -79,6 +107,9 @@ func (b *Batches) UnmarshalJSON(data []byte) error {
 	if len(s.Perm) != len(b.perm) || s.Size != b.size || s.Pos < 0 || s.Pos > len(s.Perm) || s.Epoch < 0 {
 		return fmt.Errorf("tasks: saved batches of %d from %d items at %d in epoch %d, want batches of %d from %d at 0 to %d in epoch ≥ 0",
 			s.Size, len(s.Perm), s.Pos, s.Epoch, b.size, len(b.perm), len(b.perm))
+	}
+	if s.KeepLast != b.keepLast {
+		return fmt.Errorf("tasks: saved batches that keep the short last batch: %v, want %v", s.KeepLast, b.keepLast)
 	}
 	if s.Epoch == 0 { // no permutation drawn yet
 		b.pos, b.epoch = len(b.perm), 0

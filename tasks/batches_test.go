@@ -65,3 +65,57 @@ func TestBatchesRejectsAForeignOrder(t *testing.T) {
 		t.Error("batches larger than the data: no error")
 	}
 }
+
+// An order that keeps the last batch ends every epoch with the items left
+// over, visits every item once an epoch, and saves and restores as such; an
+// order that drops them refuses its saved state, and the other way round.
+func TestBatchesKeepLast(t *testing.T) {
+	a, err := NewBatchesKeepLast(10, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.PerEpoch() != 4 || !a.KeepsLast() {
+		t.Fatalf("%d batches an epoch (keeps the last: %v), want 4", a.PerEpoch(), a.KeepsLast())
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for epoch := 1; epoch <= 2; epoch++ {
+		seen := map[int]bool{}
+		for j, want := range []int{3, 3, 3, 1} {
+			idx := a.Next(rng)
+			if len(idx) != want || a.Epoch() != epoch {
+				t.Fatalf("epoch %d, batch %d: %d items in epoch %d, want %d", epoch, j, len(idx), a.Epoch(), want)
+			}
+			for _, i := range idx {
+				if seen[i] {
+					t.Fatalf("item %d twice in an epoch", i)
+				}
+				seen[i] = true
+			}
+		}
+	}
+	saved, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewBatchesKeepLast(10, 3)
+	if err := b.UnmarshalJSON(saved); err != nil {
+		t.Fatal(err)
+	}
+	if drop, _ := NewBatches(10, 3); drop.UnmarshalJSON(saved) == nil {
+		t.Error("an order that drops the last batch accepted one that keeps it")
+	}
+	dropped, _ := json.Marshal(func() *Batches { d, _ := NewBatches(10, 3); d.Next(rng); return d }())
+	if b.UnmarshalJSON(dropped) == nil {
+		t.Error("an order that keeps the last batch accepted one that drops it")
+	}
+	// an order of a multiple of the batch size has no short batch
+	c, _ := NewBatchesKeepLast(9, 3)
+	for range 4 {
+		if n := len(c.Next(rng)); n != 3 {
+			t.Fatalf("a batch of %d from 9 items in batches of 3", n)
+		}
+	}
+	if c.Epoch() != 2 {
+		t.Errorf("epoch %d after 4 batches of 3 from 9 items, want 2", c.Epoch())
+	}
+}

@@ -75,7 +75,14 @@ type Target interface {
 	Evaluate(rng *rand.Rand, theta []float64, e *Eval) error
 }
 
-// Evaluator is a compiled Energy: it implements Target.
+// Reevaluator is a target that can evaluate again on the minibatch of its
+// last evaluation.
+type Reevaluator interface {
+	Target
+	EvaluateAgain(theta []float64, e *Eval) error
+}
+
+// Evaluator is a compiled Energy: it implements Target and Reevaluator.
 type Evaluator struct {
 	d, k       int
 	model      *Model
@@ -164,6 +171,21 @@ func (ev *Evaluator) Evaluate(rng *rand.Rand, theta []float64, e *Eval) error {
 			return err
 		}
 	}
+	return ev.run(theta, e)
+}
+
+// EvaluateAgain computes the energy and its gradient at theta on the
+// minibatch of the last Evaluate (or, before any, on the energy's data as
+// built), drawing no new one. It implements Reevaluator.
+func (ev *Evaluator) EvaluateAgain(theta []float64, e *Eval) error {
+	if len(theta) != ev.d*ev.k {
+		return fmt.Errorf("tasks: %d positions for %d dimensions × %d chains", len(theta), ev.d, ev.k)
+	}
+	return ev.run(theta, e)
+}
+
+// run evaluates the program at theta on the data it holds.
+func (ev *Evaluator) run(theta []float64, e *Eval) error {
 	if err := graph.SetValue(ev.theta, theta); err != nil {
 		return err
 	}

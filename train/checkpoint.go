@@ -275,13 +275,18 @@ func (a *Adam) validate(cfg AdamConfig, params [][]float64, steps int) error {
 // validBatches checks a saved minibatch order on its own.
 func validBatches(raw json.RawMessage) error {
 	var s struct {
-		Perm []int `json:"perm"`
-		Size int   `json:"size"`
+		Perm     []int `json:"perm"`
+		Size     int   `json:"size"`
+		KeepLast bool  `json:"keep_last"`
 	}
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return err
 	}
-	b, err := tasks.NewBatches(len(s.Perm), s.Size)
+	newBatches := tasks.NewBatches
+	if s.KeepLast {
+		newBatches = tasks.NewBatchesKeepLast
+	}
+	b, err := newBatches(len(s.Perm), s.Size)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/graph/graphtest"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/tasks/bnn"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
 )
 
@@ -498,4 +499,75 @@ func checkpointRoundTrip(t *testing.T, tr *Trainer) *Checkpoint {
 		t.Fatal(err)
 	}
 	return &back
+}
+
+// TestDataPerUnrollRestartsTheData trains two unrolls of 4 steps on a tiny
+// Bayesian MLP whose 11 examples make 6 batches of 2 an epoch, the last of
+// one: with Config.DataPerUnroll each unroll starts a data epoch (the order
+// restarts, and the losses draw no minibatch of their own), so the order
+// ends in epoch 2 after its first 4 batches (8 examples); without, the
+// losses' draws and the carried-over order put it elsewhere.
+func TestDataPerUnrollRestartsTheData(t *testing.T) {
+	const k, n, batch = 3, 11, 2
+	net := bnn.MLP{Sizes: []int{3, 2, 2}, Activation: bnn.ReLU}
+	rng := rand.New(rand.NewPCG(8, 9))
+	x, y := make([]float64, n*3), make([]int, n)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	for i := range y {
+		y[i] = rng.IntN(2)
+	}
+	data, err := bnn.NewMatrix(x, y, 3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := bnn.New(net, data, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type where struct {
+		Pos   int `json:"pos"`
+		Epoch int `json:"epoch"`
+	}
+	end := func(perUnroll bool) where {
+		ev, err := tasks.Compile(e.KeepLast(), k, graph.Float64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ev.Close()
+		cfg := tinyConfig(k)
+		cfg.Steps, cfg.SubEpochs, cfg.InChain, cfg.DataPerUnroll = 4, 1, nil, perUnroll
+		prob := Problem{Target: ev, Init: func(rng *rand.Rand, k int) []float64 { return net.Init(rng, k, 0.2) }}
+		nn := smoothNets()
+		nn.StepSize = 0.01
+		tr, err := newTrainer(cfg, prob, nn, 7, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Run(context.Background(), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := json.Marshal(ev.Batches())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w where
+		if err := json.Unmarshal(raw, &w); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	if got := end(true); got != (where{Pos: 8, Epoch: 2}) {
+		t.Errorf("with DataPerUnroll the order ends at %+v, want %+v", got, where{Pos: 8, Epoch: 2})
+	}
+	if got := end(false); got == (where{Pos: 8, Epoch: 2}) {
+		t.Errorf("without DataPerUnroll the order ends at %+v too", got)
+	}
+	// a target without a minibatch order is refused
+	if _, err := newTrainer(Config{DataPerUnroll: true, Chains: 4, Epochs: 1, Steps: 7, Window: 3,
+		Cross: &CrossChain{Every: 2, Lambda: 0.05, Weight: 1}, QAdam: tinyConfig(4).QAdam, DAdam: tinyConfig(4).DAdam},
+		tinyProblem(t, 4, 2), smoothNets(), 7, false); err == nil {
+		t.Error("DataPerUnroll accepted a target without a minibatch order")
+	}
 }

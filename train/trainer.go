@@ -54,6 +54,18 @@ type Config struct {
 	// chains that are nearer the posterior. False continues the momentum
 	// too (their toy script).
 	FreshMomentum bool `json:"fresh_momentum,omitempty"`
+	// DataPerUnroll starts every unroll on a fresh data epoch of the
+	// target (its minibatch order reset, a new permutation drawn) and has
+	// the losses evaluate the energy on the minibatch of the step they
+	// follow instead of drawing their own, as the authors' MNIST scripts
+	// do: their parallel_sample iterates a DataLoader restarted for each
+	// unroll, and grad_ELBO takes the step's minibatch. So the unrolls all
+	// meet the data the same way: with an order that keeps the short last
+	// batch (tasks.NewBatchesKeepLast), at the same step of every unroll
+	// (step 62 of 99 for the Data sampler's 30,596 images in batches of
+	// 500). The target must be a tasks.Reevaluator with a minibatch order
+	// (tasks.Batched), and the losses' target the same.
+	DataPerUnroll bool `json:"data_per_unroll,omitempty"`
 	// Chunk bounds the coordinates one step graph handles at once
 	// (samplers.StepChunk when 0).
 	Chunk int `json:"chunk,omitempty"`
@@ -220,6 +232,13 @@ func newTrainer(cfg Config, prob Problem, nn samplers.NNConfig, seed uint64, fro
 	}
 	if prob.Target == nil || prob.Init == nil {
 		return nil, errors.New("train: the problem needs a target and an initial distribution")
+	}
+	if cfg.DataPerUnroll {
+		b, batched := prob.Target.(tasks.Batched)
+		_, again := prob.Target.(tasks.Reevaluator)
+		if !batched || b.Batches() == nil || !again || (prob.LossTarget != nil && prob.LossTarget != prob.Target) {
+			return nil, errors.New("train: data per unroll needs a target that has a minibatch order and evaluates again on a minibatch, and serves the losses too")
+		}
 	}
 	if prob.LossTarget == nil {
 		prob.LossTarget = prob.Target
@@ -430,6 +449,9 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 	if err := t.useStepSize(eta); err != nil {
 		return nil, nil, nil, err
 	}
+	if cfg.DataPerUnroll {
+		t.prob.Target.(tasks.Batched).Batches().Reset()
+	}
 	if t.theta == nil {
 		theta = t.prob.Init(rng, t.k)
 		if len(theta) != t.n {
@@ -516,7 +538,13 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			if !isCross && !isIn {
 				continue
 			}
-			if err := t.prob.LossTarget.Evaluate(rng, theta, leval); err != nil {
+			var err error
+			if cfg.DataPerUnroll {
+				err = t.prob.Target.(tasks.Reevaluator).EvaluateAgain(theta, leval)
+			} else {
+				err = t.prob.LossTarget.Evaluate(rng, theta, leval)
+			}
+			if err != nil {
 				return nil, nil, nil, err
 			}
 			if !tasks.Finite(leval.U) || !tasks.Finite(leval.Grad) {

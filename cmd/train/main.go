@@ -237,6 +237,9 @@ func run(ctx context.Context, args []string) (err error) {
 	if cfg.FreshMomentum {
 		info["fresh_momentum"] = true
 	}
+	if cfg.DataPerUnroll {
+		info["data_per_unroll"] = true
+	}
 	if o.init != "" {
 		info["init"] = o.init
 	}
@@ -324,7 +327,11 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 // problem builds the task's targets for k chains: the sampler's (with the
 // task's gradient noise) and the losses'.
 func problem(task *catalog.Task, k int) (train.Problem, error) {
-	t, err := task.NewTarget(k, task.Defaults.Noise)
+	newTarget := task.NewTarget
+	if task.Training.NewTarget != nil {
+		newTarget = task.Training.NewTarget
+	}
+	t, err := newTarget(k, task.Defaults.Noise)
 	if err != nil {
 		return train.Problem{}, err
 	}

@@ -62,8 +62,10 @@ func TestResumeContinuesTheMinibatchOrder(t *testing.T) {
 		datatest.Skip(t, err.Error())
 	}
 	// 4 chains, unrolls of 12 steps on batches of 500: an epoch of 2 unrolls
-	// visits 24 minibatches, part of a data epoch of 61
-	args := []string{"-task", "mnist-data-train", "-sub-epochs", "1", "-chains", "4", "-steps", "12", "-window", "4", "-quiet", "-seed", "3"}
+	// visits 24 minibatches and the losses 8, part of a data epoch of 120
+	// (mnist-relu: mnist-data-train starts every unroll on a new data
+	// epoch, train.Config.DataPerUnroll)
+	args := []string{"-task", "mnist-relu", "-sub-epochs", "1", "-chains", "4", "-steps", "12", "-window", "4", "-quiet", "-seed", "3"}
 	straight, stopped := t.TempDir(), t.TempDir()
 	if err := run(context.Background(), append(args, "-epochs", "2", "-out", straight)); err != nil {
 		t.Fatal(err)

@@ -83,7 +83,7 @@ func newOracleBench[T float](b *testing.B, data *Matrix, theta64 []float64) *ora
 
 // eval draws a minibatch and evaluates the oracle's energy and gradient.
 func (ob *oracleBench[T]) eval(b *testing.B, rng *rand.Rand) {
-	if err := ob.bt.next(rng, ob.x64, ob.y); err != nil {
+	if _, err := ob.bt.next(rng, ob.x64, ob.y); err != nil {
 		b.Fatal(err)
 	}
 	for j, v := range ob.x64 {

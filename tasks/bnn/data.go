@@ -85,22 +85,29 @@ type batcher struct {
 	order *tasks.Batches
 }
 
-func newBatcher(data Dataset, batch int) (*batcher, error) {
-	order, err := tasks.NewBatches(data.Len(), batch)
+func newBatcher(data Dataset, batch int, keepLast bool) (*batcher, error) {
+	newBatches := tasks.NewBatches
+	if keepLast {
+		newBatches = tasks.NewBatchesKeepLast
+	}
+	order, err := newBatches(data.Len(), batch)
 	if err != nil {
 		return nil, err
 	}
 	return &batcher{data: data, order: order}, nil
 }
 
-// next fills x (batch × Inputs) and y (batch) with the next minibatch.
-func (b *batcher) next(rng *rand.Rand, x []float64, y []int) error {
+// next fills the first rows of x (batch × Inputs) and y (batch) with the
+// next minibatch and returns their number: batch, or fewer for the short
+// last batch of an order that keeps it.
+func (b *batcher) next(rng *rand.Rand, x []float64, y []int) (rows int, err error) {
 	if rng == nil {
-		return fmt.Errorf("bnn: minibatches need a random source")
+		return 0, fmt.Errorf("bnn: minibatches need a random source")
 	}
 	in := b.data.Inputs()
-	for r, i := range b.order.Next(rng) {
+	idx := b.order.Next(rng)
+	for r, i := range idx {
 		y[r] = b.data.Example(i, x[r*in:(r+1)*in])
 	}
-	return nil
+	return len(idx), nil
 }

@@ -82,7 +82,7 @@ func TestOneChain(t *testing.T) {
 	}
 	x := make([]float64, 4*7)
 	y := make([]int, 4)
-	if err := mustBatcher(t, data, 4).next(rand.New(rand.NewPCG(3, 3)), x, y); err != nil {
+	if _, err := mustBatcher(t, data, 4).next(rand.New(rand.NewPCG(3, 3)), x, y); err != nil {
 		t.Fatal(err)
 	}
 	u, grad := make([]float64, 1), make([]float64, net.Dim())
@@ -97,7 +97,7 @@ func TestOneChain(t *testing.T) {
 
 func mustBatcher(tb testing.TB, data Dataset, batch int) *batcher {
 	tb.Helper()
-	b, err := newBatcher(data, batch)
+	b, err := newBatcher(data, batch, false)
 	if err != nil {
 		tb.Fatal(err)
 	}

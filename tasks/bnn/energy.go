@@ -15,9 +15,10 @@ import (
 // from it draws its own sequence of minibatches of a fixed size, shuffled
 // once per data epoch with the random source passed to Model.Next.
 type Energy struct {
-	net   MLP
-	data  Dataset
-	batch int
+	net      MLP
+	data     Dataset
+	batch    int
+	keepLast bool
 }
 
 var _ tasks.Energy = (*Energy)(nil)
@@ -38,6 +39,17 @@ func New(net MLP, data Dataset, batch int) (*Energy, error) {
 	return &Energy{net: net, data: data, batch: batch}, nil
 }
 
+// KeepLast returns the energy whose data epochs end with the N mod M
+// examples left over as a short batch, as the authors' PyTorch loaders do
+// (drop_last=False), instead of dropping them: the short batch's M' examples
+// carry the weight N/M' each, so its Ũ is the usual unbiased estimate (with
+// a larger variance). Models built from e itself are unchanged.
+func (e *Energy) KeepLast() *Energy {
+	c := *e
+	c.keepLast = true
+	return &c
+}
+
 // Dim implements tasks.Energy.
 func (e *Energy) Dim() int { return e.net.Dim() }
 
@@ -51,8 +63,14 @@ func (e *Energy) Batch() int { return e.batch }
 func (e *Energy) DataSize() int { return e.data.Len() }
 
 // BatchesPerEpoch returns the number of minibatches in a data epoch,
-// N/M rounded down (the remainder is dropped, a different one each epoch).
-func (e *Energy) BatchesPerEpoch() int { return e.data.Len() / e.batch }
+// N/M rounded down (the remainder is dropped, a different one each epoch),
+// or up with KeepLast.
+func (e *Energy) BatchesPerEpoch() int {
+	if e.keepLast {
+		return (e.data.Len() + e.batch - 1) / e.batch
+	}
+	return e.data.Len() / e.batch
+}
 
 // Build implements tasks.Energy. theta is the (D, K) input node of positions.
 // The model's Lik is −(N/M)·Σ_m log softmax(f(x_m; θ_k))[y_m] and its Prior
@@ -93,7 +111,7 @@ func (e *Energy) Build(g *G.ExprGraph, theta *G.Node) (*tasks.Model, error) {
 		return nil, err
 	}
 
-	b, err := newBatcher(e.data, m)
+	b, err := newBatcher(e.data, m, e.keepLast)
 	if err != nil {
 		return nil, err
 	}
@@ -101,12 +119,18 @@ func (e *Energy) Build(g *G.ExprGraph, theta *G.Node) (*tasks.Model, error) {
 	yb := make([]int, m)
 	oneHot := make([]float64, m*c)
 	next := func(rng *rand.Rand) error {
-		if err := b.next(rng, xb, yb); err != nil {
+		rows, err := b.next(rng, xb, yb)
+		if err != nil {
 			return err
 		}
+		// a short batch of rows < M examples: the rows after them are
+		// zero and their labels too, so they add nothing, and the labels
+		// of the rows weigh M/rows, so that −(N/M)·Σ becomes −(N/rows)·Σ
+		clear(xb[rows*net.Inputs():])
 		clear(oneHot)
-		for r, l := range yb {
-			oneHot[r*c+l] = 1
+		w := float64(m) / float64(rows)
+		for r, l := range yb[:rows] {
+			oneHot[r*c+l] = w
 		}
 		if err := graph.SetValue(x, xb); err != nil {
 			return err

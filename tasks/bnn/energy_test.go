@@ -176,7 +176,7 @@ func TestEnergyMatchesOracle(t *testing.T) {
 					if err := ev.Evaluate(rng, theta, got); err != nil {
 						t.Fatal(err)
 					}
-					if err := b.next(twin, x, y); err != nil {
+					if _, err := b.next(twin, x, y); err != nil {
 						t.Fatal(err)
 					}
 					o.eval(theta, x, y, float64(tc.n), want.U, want.Grad)
@@ -375,5 +375,78 @@ func TestBuildTwiceInOneGraph(t *testing.T) {
 	}
 	if _, err := e.Build(g, graph.Input(g, graph.Float64, "bad", net.Dim()+1, 2)); err == nil {
 		t.Error("Build accepted positions of the wrong dimension")
+	}
+}
+
+// TestKeepLastWeighsTheShortBatch checks Energy.KeepLast against the oracle
+// over two data epochs of 7 examples in batches of 3: batches of 3, 3 and
+// the 1 example left over, each weighted N/M' for its own size M', so the
+// short batch's U and ∇U are those of a batch of one. EvaluateAgain at
+// other positions stays on the last minibatch. Without KeepLast the epoch
+// has two batches and the example left over is dropped.
+func TestKeepLastWeighsTheShortBatch(t *testing.T) {
+	const n, batch, k = 7, 3, 2
+	net := MLP{Sizes: []int{5, 4, 3}, Activation: ReLU}
+	data := synthetic(t, n, net.Inputs(), net.Classes(), 11)
+	e, err := New(net, data, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.BatchesPerEpoch() != 2 || e.KeepLast().BatchesPerEpoch() != 3 {
+		t.Errorf("%d and %d batches per epoch, want 2 and (KeepLast) 3", e.BatchesPerEpoch(), e.KeepLast().BatchesPerEpoch())
+	}
+	ev, err := tasks.Compile(e.KeepLast(), k, graph.Float64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	if !ev.Batches().KeepsLast() {
+		t.Error("the compiled energy's order drops the short last batch")
+	}
+	rng, twin := rand.New(rand.NewPCG(5, 6)), rand.New(rand.NewPCG(5, 6))
+	b, err := newBatcher(data, batch, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := make([]float64, batch*net.Inputs()), make([]int, batch)
+	theta := net.Init(rand.New(rand.NewPCG(1, 2)), k, 0.5)
+	other := net.Init(rand.New(rand.NewPCG(3, 4)), k, 0.5)
+	got := tasks.NewEval(net.Dim(), k)
+	seen := 0
+	for step, want := range []int{3, 3, 1, 3, 3, 1} {
+		if err := ev.Evaluate(rng, theta, got); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := b.next(twin, x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows != want {
+			t.Fatalf("batch %d has %d examples, want %d", step, rows, want)
+		}
+		seen += rows
+		o := newOracle[float64](net, k, rows)
+		u, grad := make([]float64, k), make([]float64, net.Dim()*k)
+		o.eval(theta, x[:rows*net.Inputs()], y[:rows], n, u, grad)
+		if d := maxRelDiff(got.U, u); d > 1e-9 {
+			t.Errorf("batch %d of %d: U %v, oracle %v", step, rows, got.U, u)
+		}
+		if d := maxRelDiff(got.Grad, grad); d > 1e-9 {
+			t.Errorf("batch %d of %d: ∇U differs from the oracle by %.3g", step, rows, d)
+		}
+		// again, elsewhere, on the same minibatch
+		if err := ev.EvaluateAgain(other, got); err != nil {
+			t.Fatal(err)
+		}
+		o.eval(other, x[:rows*net.Inputs()], y[:rows], n, u, grad)
+		if d := maxRelDiff(got.U, u); d > 1e-9 {
+			t.Errorf("batch %d again: U %v, oracle %v", step, got.U, u)
+		}
+		if d := maxRelDiff(got.Grad, grad); d > 1e-9 {
+			t.Errorf("batch %d again: ∇U differs from the oracle by %.3g", step, d)
+		}
+	}
+	if seen != 2*n {
+		t.Errorf("two epochs visited %d examples, want %d", seen, 2*n)
 	}
 }

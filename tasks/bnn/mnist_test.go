@@ -84,7 +84,7 @@ func TestMNISTEnergyMatchesOracle(t *testing.T) {
 			}
 			x := make([]float64, batch*mnist.Dim)
 			y := make([]int, batch)
-			if err := mustBatcher(t, data, batch).next(twin, x, y); err != nil {
+			if _, err := mustBatcher(t, data, batch).next(twin, x, y); err != nil {
 				t.Fatal(err)
 			}
 			u := make([]float64, k)

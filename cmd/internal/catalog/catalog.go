@@ -90,6 +90,9 @@ type Training struct {
 	// Init, when not nil, draws the chains' fresh positions for training
 	// (else Task.Init).
 	Init func(rng *rand.Rand, k int) []float64
+	// NewTarget, when not nil, builds the target that training runs the
+	// sampler on (else Task.NewTarget).
+	NewTarget func(k int, noise float64) (tasks.Target, error)
 }
 
 // Options select a task's variant.

@@ -42,6 +42,11 @@ type mnistTraining struct {
 	window  int
 	every   int
 	initStd float64
+	// authorsLoader trains as the authors' loader feeds their script: a
+	// fresh data epoch for every unroll, ending with the short batch of the
+	// images left over, and the losses on the step's minibatch
+	// (train.Config.DataPerUnroll, bnn.Energy.KeepLast)
+	authorsLoader bool
 }
 
 // mnistNN are the authors' NNSGHMC settings on MNIST: u = log-joint/N
@@ -58,7 +63,7 @@ func init() {
 		"mnist-data-train": {desc: "Bayesian MLP 784-20-5 ReLU on MNIST digits 0-4: trains the Data sampler",
 			net: bnn.DataTrain, digits: []int{0, 1, 2, 3, 4}, lrSGLD: 0.2, lrPSGLD: 1.3e-3, lrSGHMC: 0.01, lrNN: 0.018, lrNNWarm: 0.008,
 			clampQ: 4, dMax: 400, evalEvery: 20,
-			training: &mnistTraining{lr: 0.007, dMax: 400, window: 10, every: 5, initStd: 0.2}},
+			training: &mnistTraining{lr: 0.007, dMax: 400, window: 10, every: 5, initStd: 0.2, authorsLoader: true}},
 		"mnist-nt": {desc: "network-topology generalisation: Bayesian MLP 784-40-40-10 ReLU on all MNIST digits",
 			net: bnn.NTTest, lrSGLD: 0.2, lrPSGLD: 1.4e-3, lrSGHMC: 0.01, lrNN: 0.018, lrNNWarm: 0.0085,
 			clampQ: 5, dMax: 1000, evalEvery: 100},
@@ -159,6 +164,10 @@ func (t mnistTask) build(o Options) (*Task, error) {
 			StepSize: sqrtStep(tr.lr), NN: tnn, AlphaCoef: 0.01, QHidden: []int{10}, DHidden: []int{10},
 			// meta-training chains start at θ ~ 0.2·N(0, I), p = 0
 			Init: func(rng *rand.Rand, k int) []float64 { return t.net.Init(rng, k, tr.initStd) },
+		}
+		if tr.authorsLoader {
+			task.Training.Config.DataPerUnroll = true
+			task.Training.NewTarget = compiled(energy.KeepLast(), o.Dtype, false)
 		}
 	}
 	if trainSet.N < mnistBatch {
