@@ -98,7 +98,7 @@ for set in $sets; do
 	# training sequences per data epoch (one sequence per step)
 	case $set in piano) n=87 ;; nott) n=694 ;; muse) n=524 ;; jsb) n=229 ;; esac
 	samplers="nnsghmc sghmc sgld"
-	[ "$set" = jsb ] && samplers="nnsghmc nnsghmc-s sghmc sgld"
+	case $set in piano | jsb) samplers="nnsghmc nnsghmc-s sghmc sgld" ;; esac
 	[ -n "$report" ] && samplers=
 	for s in $samplers; do
 		if [ "$max_jobs" -gt 1 ]; then
