@@ -10,7 +10,7 @@ import (
 // minibatches of a fixed size: every data epoch visits the data in a fresh
 // random permutation, drawn at the epoch's start from the random source of
 // the evaluation that starts it, and drops the remainder of N/size (or,
-// made by NewBatchesKeepLast, ends with it as a short batch). So the order
+// made by NewBatchesKeepLast with keepLast, ends with it as a short batch). So the order
 // is determined by the seed, and a checkpoint that saves a Batches (it
 // marshals to JSON) continues it exactly.
 type Batches struct {
@@ -30,14 +30,14 @@ func NewBatches(n, size int) (*Batches, error) {
 	return &Batches{perm: make([]int, n), pos: n, size: size}, nil
 }
 
-// NewBatchesKeepLast is NewBatches for an order that, like PyTorch's
-// DataLoader with drop_last=False (the authors' loaders), ends every epoch
-// with the N mod size items left over as a short last batch instead of
-// dropping them.
-func NewBatchesKeepLast(n, size int) (*Batches, error) {
+// NewBatchesKeepLast is NewBatches, or with keepLast an order that, like
+// PyTorch's DataLoader with drop_last=False (the authors' loaders), ends
+// every epoch with the N mod size items left over as a short last batch
+// instead of dropping them.
+func NewBatchesKeepLast(n, size int, keepLast bool) (*Batches, error) {
 	b, err := NewBatches(n, size)
 	if b != nil {
-		b.keepLast = true
+		b.keepLast = keepLast
 	}
 	return b, err
 }

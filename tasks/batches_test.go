@@ -70,7 +70,7 @@ func TestBatchesRejectsAForeignOrder(t *testing.T) {
 // over, visits every item once an epoch, and saves and restores as such; an
 // order that drops them refuses its saved state, and the other way round.
 func TestBatchesKeepLast(t *testing.T) {
-	a, err := NewBatchesKeepLast(10, 3)
+	a, err := NewBatchesKeepLast(10, 3, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestBatchesKeepLast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := NewBatchesKeepLast(10, 3)
+	b, _ := NewBatchesKeepLast(10, 3, true)
 	if err := b.UnmarshalJSON(saved); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestBatchesKeepLast(t *testing.T) {
 		t.Error("an order that keeps the last batch accepted one that drops it")
 	}
 	// an order of a multiple of the batch size has no short batch
-	c, _ := NewBatchesKeepLast(9, 3)
+	c, _ := NewBatchesKeepLast(9, 3, true)
 	for range 4 {
 		if n := len(c.Next(rng)); n != 3 {
 			t.Fatalf("a batch of %d from 9 items in batches of 3", n)

@@ -163,8 +163,8 @@ func (ev *Evaluator) Batches() *Batches { return ev.model.Batches }
 
 // Evaluate implements Target.
 func (ev *Evaluator) Evaluate(rng *rand.Rand, theta []float64, e *Eval) error {
-	if len(theta) != ev.d*ev.k {
-		return fmt.Errorf("tasks: %d positions for %d dimensions × %d chains", len(theta), ev.d, ev.k)
+	if err := ev.positions(theta); err != nil {
+		return err
 	}
 	if ev.model.Next != nil {
 		if err := ev.model.Next(rng); err != nil {
@@ -178,10 +178,18 @@ func (ev *Evaluator) Evaluate(rng *rand.Rand, theta []float64, e *Eval) error {
 // minibatch of the last Evaluate (or, before any, on the energy's data as
 // built), drawing no new one. It implements Reevaluator.
 func (ev *Evaluator) EvaluateAgain(theta []float64, e *Eval) error {
+	if err := ev.positions(theta); err != nil {
+		return err
+	}
+	return ev.run(theta, e)
+}
+
+// positions checks that theta holds D·K positions.
+func (ev *Evaluator) positions(theta []float64) error {
 	if len(theta) != ev.d*ev.k {
 		return fmt.Errorf("tasks: %d positions for %d dimensions × %d chains", len(theta), ev.d, ev.k)
 	}
-	return ev.run(theta, e)
+	return nil
 }
 
 // run evaluates the program at theta on the data it holds.

@@ -282,11 +282,7 @@ func validBatches(raw json.RawMessage) error {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return err
 	}
-	newBatches := tasks.NewBatches
-	if s.KeepLast {
-		newBatches = tasks.NewBatchesKeepLast
-	}
-	b, err := newBatches(len(s.Perm), s.Size)
+	b, err := tasks.NewBatchesKeepLast(len(s.Perm), s.Size, s.KeepLast)
 	if err != nil {
 		return err
 	}

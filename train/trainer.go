@@ -122,6 +122,15 @@ type Problem struct {
 	Init func(rng *rand.Rand, k int) []float64
 }
 
+// sameBatch is the losses' target under Config.DataPerUnroll: the
+// dynamics' target, evaluated on the minibatch of its last step.
+type sameBatch struct{ tasks.Reevaluator }
+
+// Evaluate implements tasks.Target, drawing no minibatch.
+func (s sameBatch) Evaluate(_ *rand.Rand, theta []float64, e *tasks.Eval) error {
+	return s.EvaluateAgain(theta, e)
+}
+
 // Row is one optimiser step of training.
 type Row struct {
 	Epoch    int     `json:"epoch"`
@@ -235,10 +244,11 @@ func newTrainer(cfg Config, prob Problem, nn samplers.NNConfig, seed uint64, fro
 	}
 	if cfg.DataPerUnroll {
 		b, batched := prob.Target.(tasks.Batched)
-		_, again := prob.Target.(tasks.Reevaluator)
-		if !batched || b.Batches() == nil || !again || (prob.LossTarget != nil && prob.LossTarget != prob.Target) {
+		again, ok := prob.Target.(tasks.Reevaluator)
+		if !batched || b.Batches() == nil || !ok || (prob.LossTarget != nil && prob.LossTarget != prob.Target) {
 			return nil, errors.New("train: data per unroll needs a target that has a minibatch order and evaluates again on a minibatch, and serves the losses too")
 		}
+		prob.LossTarget = sameBatch{again}
 	}
 	if prob.LossTarget == nil {
 		prob.LossTarget = prob.Target
@@ -538,13 +548,7 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			if !isCross && !isIn {
 				continue
 			}
-			var err error
-			if cfg.DataPerUnroll {
-				err = t.prob.Target.(tasks.Reevaluator).EvaluateAgain(theta, leval)
-			} else {
-				err = t.prob.LossTarget.Evaluate(rng, theta, leval)
-			}
-			if err != nil {
+			if err := t.prob.LossTarget.Evaluate(rng, theta, leval); err != nil {
 				return nil, nil, nil, err
 			}
 			if !tasks.Finite(leval.U) || !tasks.Finite(leval.Grad) {

@@ -86,11 +86,7 @@ type batcher struct {
 }
 
 func newBatcher(data Dataset, batch int, keepLast bool) (*batcher, error) {
-	newBatches := tasks.NewBatches
-	if keepLast {
-		newBatches = tasks.NewBatchesKeepLast
-	}
-	order, err := newBatches(data.Len(), batch)
+	order, err := tasks.NewBatchesKeepLast(data.Len(), batch, keepLast)
 	if err != nil {
 		return nil, err
 	}
