@@ -33,7 +33,7 @@ export bin=$runs/bin runs data exp GOMAXPROCS=1
 train() { # SEED
 	[ -f "$runs/train-$1/sampler.json" ] && return
 	"$bin/train" --flagfile "$exp/train.flags" --target-cov "$data/gaussian/Cov_train_10d" \
-		--seed "$1" --out "$runs/train-$1" --quiet --force
+		--seed "$1" --out "$runs/train-$1" --quiet
 }
 validate() { # SEED TARGET
 	local out=$runs/valid-$1-$2
