@@ -62,8 +62,10 @@
 // sampler keeps all its chains in the posterior over the whole 12,000-step
 // evaluation at the raised η on both seeds tried, where every earlier
 // from-scratch training threw chains out, but it starts slower (59–63 %
-// error after 100 steps, the authors' weights 11.6 %); our Data sampler
-// retrained the same way still throws chains out (experiments/mnist-nt,
+// error after 100 steps, the authors' weights 11.6 %); trained on to 100
+// epochs it starts near theirs (16 %) but throws a chain out after about
+// 11,000 steps on both seeds tried. Our Data sampler retrained the same
+// way still throws chains out (experiments/mnist-nt,
 // experiments/mnist-data).
 // Their loader is the last difference found: every unroll of their
 // parallel_sample iterates a DataLoader restarted for it (a fresh
