@@ -77,7 +77,12 @@ num() { # FORMAT VALUE: VALUE in the printf FORMAT if it is a number, else as it
 			"$(num %.1f "$min")" "$(num %.4f "$maxkl")" "$(num %.3f "$maxrhat")" "$ok"
 	done
 	echo
-	echo "Chosen: training seed ${best:-none} (smallest validation ESS $(num %.1f "$bestess"))."
-} >"$exp/seeds.md"
+	if [ -n "$best" ]; then
+		echo "Chosen: training seed $best (smallest validation ESS $(num %.1f "$bestess"))."
+	else
+		echo "Chosen: none (no seed is admissible)."
+	fi
+} >"$exp/seeds.md.tmp"
+mv "$exp/seeds.md.tmp" "$exp/seeds.md"
 into_readme seeds $exp
 cat "$exp/seeds.md"
