@@ -53,7 +53,8 @@ for e in nt af data; do
 		"$runs/figures" table -metric test_error -steps $steps -summary seconds "${args[@]}"
 		echo
 		"$runs/figures" table -metric test_nll -steps $steps "${args[@]}"
-	} >experiments/mnist-$e/table.md
+	} >experiments/mnist-$e/table.md.tmp
+	mv experiments/mnist-$e/table.md.tmp experiments/mnist-$e/table.md
 	into_readme table experiments/mnist-$e
 	for m in test_error test_nll; do
 		"$runs/figures" curves -metric $m -steps-per-unit $perEpoch -xlabel "data epoch" \

@@ -76,7 +76,8 @@ list() { # PREFIX COV: the finished runs of the seeds, comma-separated
 			"SGHMC, seeded $t=$runs/sghmc-seeded-$t" |
 			tail -n +$([ $t = 1 ] && echo 1 || echo 3)
 	done
-} >$exp/table.md
+} >$exp/table.md.tmp
+mv $exp/table.md.tmp $exp/table.md
 into_readme table $exp
 c1=Cov_rand_1_scale_0.6
 "$bin/figures" curves -metric kl -out $exp/kl -title "KL of the fitted Gaussian, the authors' 20-D test target 1 (seed 1)" \
