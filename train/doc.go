@@ -72,7 +72,8 @@
 // keep that start and every chain to the end of both evaluation seeds,
 // 1.74 % / NLL 614 and 1.78 % / 651 (experiments/mnist-nt/train-long.sh;
 // ten such epochs broke the end again, so the count is fragile). Our Data
-// sampler retrained the same way still throws chains out
+// sampler, retrained with the momentum restart, still throws chains out,
+// also after 80 epochs and two more at its evaluation's η
 // (experiments/mnist-nt, experiments/mnist-data).
 // Their loader is the last difference found: every unroll of their
 // parallel_sample iterates a DataLoader restarted for it (a fresh

@@ -4,10 +4,10 @@
 # with METASGMCMC_DATA pointing at the data directory. Three runs of
 # train.flags (the authors' schedule, seed 15), with the OpenBLAS build and
 # float32 energies:
-#   1. 40 epochs from random networks (sampler-fresh.json);
-#   2. 80 epochs more, from its networks with fresh Adam moments
-#      (sampler-fresh-120.json; it passes sampler-fresh-60.json and
-#      sampler-fresh-100.json after 20 and 60 of them);
+#   1. 40 epochs from random networks (as sampler-fresh.json was made);
+#   2. 80 epochs more, from its networks with fresh Adam moments (as
+#      sampler-fresh-120.json was; sampler-fresh-60.json and
+#      sampler-fresh-100.json are its networks after 20 and 60 of them);
 #   3. 5 epochs more, from those, with the 7 continuation unrolls of each
 #      epoch at the evaluation's step size √(0.018/60000) and the fresh
 #      unroll at the training's (sampler-fresh-120-eta.json).
