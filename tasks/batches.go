@@ -69,11 +69,16 @@ func (b *Batches) Epoch() int { return b.epoch }
 
 // PerEpoch returns the number of batches in an epoch (the short last one
 // included, with NewBatchesKeepLast).
-func (b *Batches) PerEpoch() int {
-	if b.keepLast {
-		return (len(b.perm) + b.size - 1) / b.size
+func (b *Batches) PerEpoch() int { return BatchCount(len(b.perm), b.size, b.keepLast) }
+
+// BatchCount returns the number of batches of size items in an epoch of n
+// items: n/size rounded down (the remainder dropped), or up when keepLast
+// (the short last batch kept).
+func BatchCount(n, size int, keepLast bool) int {
+	if keepLast {
+		return (n + size - 1) / size
 	}
-	return len(b.perm) / b.size
+	return n / size
 }
 
 // KeepsLast reports whether each epoch ends with the short batch of the

@@ -119,3 +119,20 @@ func TestBatchesKeepLast(t *testing.T) {
 		t.Errorf("epoch %d after 4 batches of 3 from 9 items, want 2", c.Epoch())
 	}
 }
+
+func TestBatchCount(t *testing.T) {
+	for _, tc := range []struct {
+		n, size  int
+		keepLast bool
+		want     int
+	}{
+		{10, 5, false, 2}, {10, 5, true, 2},
+		{11, 5, false, 2}, {11, 5, true, 3},
+		{30596, 500, false, 61}, {30596, 500, true, 62},
+		{4, 5, false, 0}, {4, 5, true, 1},
+	} {
+		if got := BatchCount(tc.n, tc.size, tc.keepLast); got != tc.want {
+			t.Errorf("BatchCount(%d, %d, %v) = %d, want %d", tc.n, tc.size, tc.keepLast, got, tc.want)
+		}
+	}
+}

@@ -66,10 +66,7 @@ func (e *Energy) DataSize() int { return e.data.Len() }
 // N/M rounded down (the remainder is dropped, a different one each epoch),
 // or up with KeepLast.
 func (e *Energy) BatchesPerEpoch() int {
-	if e.keepLast {
-		return (e.data.Len() + e.batch - 1) / e.batch
-	}
-	return e.data.Len() / e.batch
+	return tasks.BatchCount(e.data.Len(), e.batch, e.keepLast)
 }
 
 // Build implements tasks.Energy. theta is the (D, K) input node of positions.
