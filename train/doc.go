@@ -72,8 +72,7 @@
 // keep that start and every chain to the end of both evaluation seeds,
 // 1.74 % / NLL 614 and 1.78 % / 651 (experiments/mnist-nt/train-long.sh;
 // ten such epochs broke the end again, so the count is fragile). Our Data
-// sampler, retrained with the momentum restart, still throws chains out,
-// also after 80 epochs and two more at its evaluation's η
+// sampler retrained with the momentum restart still throws chains out
 // (experiments/mnist-nt, experiments/mnist-data).
 // Their loader is the last difference found: every unroll of their
 // parallel_sample iterates a DataLoader restarted for it (a fresh
@@ -95,7 +94,8 @@
 // below the loss of our NT networks and regains that friction, but its
 // f_Q grows to 3–60 times the authors' and chains still leave the
 // posterior, after 420 steps at the evaluation's η and 2,200 at the
-// training's (experiments/mnist-data).
+// training's; two epochs more with the continuations at the evaluation's
+// η do not keep them either (experiments/mnist-data).
 //
 // Different, and kept (each checked or argued not to matter, see the
 // experiments' READMEs): during MNIST training the authors' position
