@@ -1,7 +1,9 @@
 package plot
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -132,7 +134,12 @@ func (l *isolines) Plot(c draw.Canvas, p *gplot.Plot) {
 			Min:        math.Inf(-1),
 			Max:        math.Inf(1),
 		}
-		ct.Plot(c, p)
+		// gonum strokes a level's paths in map order, so the same plot
+		// would come out in a different byte order each time: collect
+		// the strokes and draw them sorted.
+		rec := &strokeRecorder{Canvas: c.Canvas}
+		ct.Plot(draw.Canvas{Canvas: rec, Rectangle: c.Rectangle}, p)
+		rec.flush()
 		return
 	}
 
@@ -384,3 +391,38 @@ func Linspace(a, b float64, n int) []float64 {
 
 // finite reports whether v is neither NaN nor infinite.
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// strokeRecorder is a vg.Canvas that holds back the paths it is asked to
+// stroke and draws them, sorted, on flush. Everything else goes straight
+// through, so it suits only a plotter that strokes every path in one
+// line style, as isolines does.
+type strokeRecorder struct {
+	vg.Canvas
+	paths []vg.Path
+}
+
+// Stroke implements vg.Canvas.
+func (r *strokeRecorder) Stroke(p vg.Path) { r.paths = append(r.paths, p) }
+
+// flush strokes the held paths in the order of comparePaths.
+func (r *strokeRecorder) flush() {
+	slices.SortStableFunc(r.paths, comparePaths)
+	for _, p := range r.paths {
+		r.Canvas.Stroke(p)
+	}
+	r.paths = nil
+}
+
+// comparePaths orders paths by their components' kinds and points, in turn.
+func comparePaths(a, b vg.Path) int {
+	for i := range min(len(a), len(b)) {
+		if c := cmp.Or(
+			cmp.Compare(a[i].Type, b[i].Type),
+			cmp.Compare(a[i].Pos.X, b[i].Pos.X),
+			cmp.Compare(a[i].Pos.Y, b[i].Pos.Y),
+		); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(a), len(b))
+}
