@@ -7,26 +7,28 @@
 # its test_error / test_nll figures. SAMPLERS defaults to
 # "sghmc sgld psgld nnsghmc"; SEEDS (environment) to the authors' first
 # seed, 15 (for example SEEDS="15 16 17"); a table row averages the seeds
-# that finished. Runs go to runs/mnist/EXPERIMENT-SAMPLER-SEED; finished runs
-# (summary.json) are kept. NNSGHMC reads the trained samplers
-# experiments/mnist-nt/sampler.json (NT and AF) and
-# experiments/mnist-data/sampler.json, made by
-#   go run ./cmd/train --flagfile experiments/mnist-nt/train.flags --out runs/mnist/train-nt
+# that finished; EXPERIMENTS (environment) picks among "nt af data", the
+# default. Runs go to runs/mnist/EXPERIMENT-SAMPLER-SEED; finished runs
+# (summary.json) are kept. NNSGHMC reads the trained samplers its flag
+# files name: experiments/mnist-nt/sampler-fresh-120-eta.json (NT and AF)
+# and experiments/mnist-data/sampler.json, made by
+#   bash experiments/mnist-nt/train-long.sh
 #   go run ./cmd/train --flagfile experiments/mnist-data/train.flags --out runs/mnist/train-data
-# (add --epochs N for a shorter schedule; see each directory's PROVENANCE.md for what was run).
+# (see each directory's PROVENANCE.md for what was run).
 # "bash experiments/mnist-run.sh report" only writes the tables and figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source experiments/readme.sh
 runs=${RUNS:-runs/mnist}
 seeds=${SEEDS:-15}
+experiments=${EXPERIMENTS:-nt af data}
 samplers=${*:-sghmc sgld psgld nnsghmc}
 [ "$samplers" = report ] && samplers=""
 mkdir -p "$runs"
 [ -n "$samplers" ] && go build -buildvcs=true -tags openblas -o "$runs/sample" ./cmd/sample
 export OPENBLAS_NUM_THREADS=1
 for s in $samplers; do
-	for e in nt af data; do
+	for e in $experiments; do
 		for seed in $seeds; do
 			out="$runs/$e-$s-$seed"
 			[ -f "$out/summary.json" ] && continue
@@ -37,7 +39,7 @@ done
 
 # tables and figures: each row averages the seeds that finished
 go build -o "$runs/figures" ./cmd/figures
-for e in nt af data; do
+for e in $experiments; do
 	perEpoch=120 steps=100,1200,12000
 	[ $e = data ] && perEpoch=58 steps=100,580,5800
 	args=()

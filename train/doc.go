@@ -69,9 +69,10 @@
 // unroll's cross-chain loss 69,166 against their 67,185 on the same
 // states and minibatches) and it starts at 12.4 % error; five epochs more
 // with the continuation unrolls at the evaluation's η (ContinueStepSize)
-// keep that start and every chain to the end of both evaluation seeds,
-// 1.74 % / NLL 614 and 1.78 % / 651 (experiments/mnist-nt/train-long.sh;
-// ten such epochs broke the end again, so the count is fragile). Our Data
+// keep that start and every chain to the end of every evaluation run,
+// 1.67–1.85 % / NLL 614–685 over six (seeds 15–18, two machines; the
+// experiments' tables use it; experiments/mnist-nt/train-long.sh; ten
+// such epochs broke the end again, so the count is fragile). Our Data
 // sampler retrained with the momentum restart still throws chains out
 // (experiments/mnist-nt, experiments/mnist-data).
 // Their loader is the last difference found: every unroll of their
