@@ -47,8 +47,8 @@ if [ "${1:-}" = beta ]; then
 	args=()
 	for b in ${BETAS:-0 -1 -1.5 -2 -3 -4 -5 -6}; do
 		out="$runs/piano-beta$b-$seed"
-		[ -f "$out/summary.json" ] || "$runs/sample" --flagfile experiments/piano-gru/nnsghmc.flags --beta "$b" --valid \
-			--seed "$seed" --quiet --force --steps $steps --eval-every $every --out "$out" || true
+		sample_once "$runs/sample" "$out" --flagfile experiments/piano-gru/nnsghmc.flags --beta "$b" --valid \
+			--seed "$seed" --steps $steps --eval-every $every
 		[ -f "$out/summary.json" ] && args+=("β $b=$out")
 	done
 	at=$(seq -s, $every $every $steps)
@@ -87,11 +87,10 @@ run_one() { # SET SAMPLER N: one evaluation run (N training sequences per data e
 		"$runs/sample" --resume "$out" --quiet || true
 		return
 	fi
-	[ -f "$out/summary.json" ] && return
 	local steps=$((data_epochs * n)) every=$((n / evals))
 	[ -n "${STEPS:-}" ] && steps=$STEPS every=$((STEPS / evals))
-	"$runs/sample" --flagfile "experiments/$set-gru/$s.flags" --seed "$seed" --quiet \
-		--force --steps $steps --eval-every $every "${early[@]}" ${SAMPLE_FLAGS:-} --out "$out" || true
+	sample_once "$runs/sample" "$out" --flagfile "experiments/$set-gru/$s.flags" --seed "$seed" \
+		--steps $steps --eval-every $every "${early[@]}" ${SAMPLE_FLAGS:-}
 }
 max_jobs=${JOBS:-1}
 for set in $sets; do

@@ -30,9 +30,7 @@ export OPENBLAS_NUM_THREADS=1
 for s in $samplers; do
 	for e in $experiments; do
 		for seed in $seeds; do
-			out="$runs/$e-$s-$seed"
-			[ -f "$out/summary.json" ] && continue
-			"$runs/sample" --flagfile experiments/mnist-$e/$s.flags --float32 --seed "$seed" --quiet --force --out "$out" || true
+			sample_once "$runs/sample" "$runs/$e-$s-$seed" --flagfile experiments/mnist-$e/$s.flags --float32 --seed "$seed"
 		done
 	done
 done

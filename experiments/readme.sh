@@ -1,4 +1,15 @@
-# Sourced by the experiments' scripts (bash): helpers for writing results.
+# Sourced by the experiments' scripts (bash): helpers for running
+# evaluations and writing their results.
+
+# sample_once SAMPLE OUT ARGS...: run the sample binary SAMPLE with ARGS,
+# quietly, into OUT, unless OUT holds a finished run (OUT/summary.json). A
+# run that fails does not stop the script: its summary.json says why, and
+# the tables leave out runs without one.
+sample_once() {
+	local bin=$1 out=$2
+	shift 2
+	[ -f "$out/summary.json" ] || "$bin" "$@" --quiet --force --out "$out" || true
+}
 
 # into_readme NAME DIR: copy DIR/NAME.md into DIR/README.md between its
 # <!-- NAME.md --> and <!-- /NAME.md --> markers (the README is rewritten

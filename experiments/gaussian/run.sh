@@ -18,11 +18,7 @@ data=${METASGMCMC_DATA:?set METASGMCMC_DATA to the data directory}
 mkdir -p "$runs"
 go build -buildvcs=true -o "$runs/bin/" ./cmd/train ./cmd/sample ./cmd/figures ./cmd/convert
 bin=$runs/bin
-sample() { # OUT FLAGS...: one evaluation, unless it already finished
-	local out=$1
-	shift
-	[ -f "$out/summary.json" ] || "$bin/sample" "$@" --quiet --force --out "$out" || true
-}
+sample() { sample_once "$bin/sample" "$@"; } # OUT FLAGS...
 
 # 1. meta-train on the authors' 10-D training Gaussian and keep the trained
 #    sampler, unless it is already here (delete sampler.json to train again)

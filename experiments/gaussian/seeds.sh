@@ -36,12 +36,10 @@ train() { # SEED
 		--seed "$1" --out "$runs/train-$1" --quiet
 }
 validate() { # SEED TARGET
-	local out=$runs/valid-$1-$2
-	[ -f "$out/summary.json" ] && return
-	"$bin/sample" --flagfile "$exp/nnsghmc.flags" --meta "$runs/train-$1/sampler.json" \
-		--target-seed "$2" --target-scale 0.6 --seed 1 --out "$out" --quiet --force || true
+	sample_once "$bin/sample" "$runs/valid-$1-$2" --flagfile "$exp/nnsghmc.flags" \
+		--meta "$runs/train-$1/sampler.json" --target-seed "$2" --target-scale 0.6 --seed 1
 }
-export -f train validate
+export -f train validate sample_once
 printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'train {}'
 for s in $seeds; do for t in $valid; do echo "$s $t"; done; done | xargs -P "$jobs" -L1 bash -c 'validate $0 $1'
 
