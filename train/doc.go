@@ -70,7 +70,7 @@
 // states and minibatches) and it starts at 12.4 % error; five epochs more
 // with the continuation unrolls at the evaluation's η (ContinueStepSize)
 // keep that start and every chain to the end of every evaluation run,
-// 1.67–1.85 % / NLL 614–685 over six (seeds 15–18, two machines; the
+// 1.67–1.83 % / NLL 614–703 over eight (seeds 15–18, two machines; the
 // experiments' tables use it; experiments/mnist-nt/train-long.sh; ten
 // such epochs broke the end again, so the count is fragile). Our Data
 // sampler retrained with the momentum restart still throws chains out
