@@ -22,6 +22,11 @@ source experiments/readme.sh
 runs=${RUNS:-runs/mnist}
 seeds=${SEEDS:-15}
 experiments=${EXPERIMENTS:-nt af data}
+for e in $experiments; do
+	case $e in nt | af | data) ;;
+	*) echo "mnist-run.sh: unknown experiment \"$e\" in EXPERIMENTS (want some of: nt af data)" >&2 && exit 2 ;;
+	esac
+done
 samplers=${*:-sghmc sgld psgld nnsghmc}
 [ "$samplers" = report ] && samplers=""
 mkdir -p "$runs"
