@@ -68,5 +68,5 @@ func Example() {
 	// Output:
 	// 20 epochs, 40 Adam steps of the cross-chain loss
 	// first epoch: 2.81
-	// last epoch:  2.00
+	// last epoch:  1.99
 }

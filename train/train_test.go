@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -569,5 +570,47 @@ func TestDataPerUnrollRestartsTheData(t *testing.T) {
 		Cross: &CrossChain{Every: 2, Lambda: 0.05, Weight: 1}, QAdam: tinyConfig(4).QAdam, DAdam: tinyConfig(4).DAdam},
 		tinyProblem(t, 4, 2), smoothNets(), 7, false); err == nil {
 		t.Error("DataPerUnroll accepted a target without a minibatch order")
+	}
+}
+
+// TestWindowsCutWhereTheAuthorsDo checks where back-propagation through time
+// is truncated: the authors' samplers detach the state before the steps
+// W−1, 2W−1, … (when (step+1) % TBPTT_step == 0), so a 7-step unroll in
+// windows of 3 is cut into [0, 2), [2, 5), [5, 7); cutting before the
+// steps W, 2W, … ([0, 3), [3, 6), [6, 7)) gives each loss at a multiple of W
+// W steps of history where theirs sees one.
+func TestWindowsCutWhereTheAuthorsDo(t *testing.T) {
+	for _, tc := range []struct {
+		steps, window int
+		want          [][2]int
+	}{
+		{7, 3, [][2]int{{0, 2}, {2, 5}, {5, 7}}},
+		{99, 15, [][2]int{{0, 14}, {14, 29}, {29, 44}, {44, 59}, {59, 74}, {74, 89}, {89, 99}}},
+		{4, 1, [][2]int{{0, 1}, {1, 2}, {2, 3}, {3, 4}}},
+		{5, 5, [][2]int{{0, 4}, {4, 5}}},
+	} {
+		const k, d = 3, 2
+		cfg := tinyConfig(k)
+		cfg.Steps, cfg.Window = tc.steps, tc.window
+		cfg.InChain = nil
+		tr, err := newTrainer(cfg, tinyProblem(t, k, d), smoothNets(), 7, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][2]int
+		tr.record = func(u *unrolled) {
+			for _, w := range u.windows {
+				got = append(got, [2]int{w.a, w.b})
+				if len(w.recs) != w.b-w.a {
+					t.Errorf("window [%d, %d) holds %d steps", w.a, w.b, len(w.recs))
+				}
+			}
+		}
+		if err := tr.Run(context.Background(), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%d steps in windows of %d: cut into %v, want %v", tc.steps, tc.window, got, tc.want)
+		}
 	}
 }

@@ -22,8 +22,9 @@ import (
 // sampler steps, each continuing from where the last stopped (with
 // FreshMomentum, from the last positions but the fresh unroll's final
 // momentum) and followed by one Adam step per loss. Back-propagation
-// through time is truncated every Window steps: gradients flow through at
-// most Window steps.
+// through time is truncated every Window steps, where the authors' code
+// cuts it: before the steps Window−1, 2·Window−1, … (gradients flow
+// through at most Window steps).
 //
 // The fresh unroll runs the sampler with its own step size η; the
 // continuation unrolls run it with ContinueStepSize when that is positive.
@@ -69,6 +70,16 @@ type Config struct {
 	// Chunk bounds the coordinates one step graph handles at once
 	// (samplers.StepChunk when 0).
 	Chunk int `json:"chunk,omitempty"`
+}
+
+// windowEnd is the end of the truncation window that starts at step a.
+// The authors' samplers cut the graph before the steps W−1, 2W−1, …
+// (BNN_MNIST/BNN_Sampler.py and Toy Example/NNSGHMC_toy.py detach the state
+// when (step+1) % TBPTT_step == 0, before that step's update), so the first
+// window has W−1 steps, the others W, and a loss at step W sees one step
+// of history: windows [0, W−1), [W−1, 2W−1), … (one step each for W = 1).
+func (c *Config) windowEnd(a int) int {
+	return min(((a+1)/c.Window+1)*c.Window-1, c.Steps)
 }
 
 // Validate reports the first invalid setting for k chains.
@@ -511,8 +522,8 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 	eval, leval := t.eval, t.eval
 	var kept []window
 	out := &unrolled{dataSize: t.prob.Target.DataSize()}
-	for a := 0; a < cfg.Steps; a += cfg.Window {
-		b := min(a+cfg.Window, cfg.Steps)
+	for a := 0; a < cfg.Steps; {
+		b := cfg.windowEnd(a)
 		w := window{a: a, b: b}
 		for s := a; s < b; s++ {
 			if ctx.Err() != nil {
@@ -590,6 +601,7 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 		} else if !keep {
 			t.giveBack(w)
 		}
+		a = b
 	}
 
 	if in != nil {

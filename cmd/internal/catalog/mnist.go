@@ -42,10 +42,10 @@ type mnistTraining struct {
 	window  int
 	every   int
 	initStd float64
-	// authorsLoader trains as the authors' loader feeds their script: a
+	// authorsLoader trains as the authors' loader feeds their scripts: a
 	// fresh data epoch for every unroll, ending with the short batch of the
-	// images left over, and the losses on the step's minibatch
-	// (train.Config.DataPerUnroll, bnn.Energy.KeepLast)
+	// images left over (none on all 60,000 images), and the losses on the
+	// step's minibatch (train.Config.DataPerUnroll, bnn.Energy.KeepLast)
 	authorsLoader bool
 }
 
@@ -55,7 +55,7 @@ type mnistTraining struct {
 var mnistNN = samplers.NNSettings{ClampQ: 5, DMax: 1000, DScale: 50, EnergyScale: -1, GradScale: 70, MomentumScale: 1}
 
 func init() {
-	nt := &mnistTraining{lr: 0.007, dMax: 1000, window: 15, every: 3, initStd: 0.2}
+	nt := &mnistTraining{lr: 0.007, dMax: 1000, window: 15, every: 3, initStd: 0.2, authorsLoader: true}
 	tasks := map[string]mnistTask{
 		"mnist-relu": {desc: "Bayesian MLP 784-20-10 ReLU on all MNIST digits: trains the NT and AF samplers",
 			net: bnn.NTTrain, lrSGLD: 0.2, lrPSGLD: 1.4e-3, lrSGHMC: 0.01, lrNN: 0.018, lrNNWarm: 0.0085,
