@@ -106,16 +106,17 @@
 // loss after the first sees one step, the others six); ours cut before the
 // steps W, 2W, … (a loss at step W saw W steps). Config.windowEnd cuts
 // where theirs do (TestWindowsCutWhereTheAuthorsDo fails on the old
-// trainer). Retrained with both (seed 15, 40 epochs, float32), the NT
-// sampler is where it was: f_Q(−2.3, 0) = −0.89 (before −0.94, the
+// trainer). Retrained with the cut and the authors' loader (seed 15, 40
+// epochs, float32), the NT sampler is where it was: f_Q(−2.3, 0) = −0.89 (before −0.94, the
 // authors' −2.56), 72.9 % error after 100 steps (before 63.2 %). The Data
 // sampler (seed 7, 40 epochs) keeps its chains in longer (the first out at
 // step 2,240 and 3,060 with evaluation seeds 15 and 16, where the 40-epoch
 // samplers before put one out at step 560), and it ends at 1.69 % / NLL
 // 1,220 and 1.42 % / 953 (seeds 15, 16; before 3.85 % / 3,030), the NLL
 // far short of SGHMC's 238: from step 2,000–3,000 on its chains run hot
-// (their own error 15–19 % at the end). The committed MNIST samplers were trained before both changes
-// (experiments' PROVENANCE files); the toy's was retrained with the cut.
+// (their own error 15–19 % at the end). The committed MNIST and GRU
+// samplers were trained before these changes (the experiments' PROVENANCE
+// files and READMEs); the toy's was retrained with the cut.
 // Started from the authors' NT weights, our training moves them as it moves
 // its own: in 16 epochs f_Q(−2.3, 0) goes −2.56 → −2.83 and f_D's slope in
 // the gradient feature doubles (50·|f_D| at g = 10: 540 → 1,048), the way
@@ -127,9 +128,7 @@
 // experiments' READMEs): during MNIST training the authors' position
 // update uses Q_f at (θ_t, p_t) and Γ_θ at (θ_t, p_{t+1})
 // (BNN_Sampler.py:315 against :318), an inconsistency we do not copy (we
-// train with the step we sample with); on NT (mnist-relu) their loss's
-// energy gradient reuses the minibatch of the step, ours draws its own
-// (DataPerUnroll off, see above); their in-chain gradient is
+// train with the step we sample with); their in-chain gradient is
 // taken after the cross-chain Adam step has changed the weights in place
 // (PyTorch 0.4 .data semantics), ours before; they compute in float32 on a
 // GPU, we in float64. Started from the authors' shipped toy weights
