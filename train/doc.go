@@ -107,8 +107,9 @@
 // steps W, 2W, … (a loss at step W saw W steps). Config.windowEnd cuts
 // where theirs do (TestWindowsCutWhereTheAuthorsDo fails on the old
 // trainer). Retrained with the cut and the authors' loader (seed 15, 40
-// epochs, float32), the NT sampler is where it was: f_Q(−2.3, 0) = −0.89 (before −0.94, the
-// authors' −2.56), 72.9 % error after 100 steps (before 63.2 %). The Data
+// epochs, float32), the NT sampler is where it was: f_Q(−2.3, 0) = −0.89
+// (before −0.94, the authors' −2.56), 72.9 % error after 100 steps (before
+// 63.2 %). The Data
 // sampler (seed 7, 40 epochs) keeps its chains in longer (the first out at
 // steps 1,480–3,060 with evaluation seeds 15–17, where the 40-epoch
 // samplers before put one out at step 560), and it ends at 1.42–1.69 % /
@@ -117,9 +118,9 @@
 // The same training after 20 epochs (experiments/mnist-data/
 // sampler-cut-20.json) keeps every chain in on seeds 15–17 and ends at
 // 1.48–1.52 % / NLL 220–241, but starts slowly (68 % error after 100
-// steps). The committed MNIST and GRU
-// samplers were trained before these changes (the experiments' PROVENANCE
-// files and READMEs); the toy's was retrained with the cut.
+// steps). The committed MNIST and GRU samplers were trained before these
+// changes (the experiments' PROVENANCE files and READMEs); the toy's was
+// retrained with the cut.
 // Started from the authors' NT weights, our training moves them as it moves
 // its own: in 16 epochs f_Q(−2.3, 0) goes −2.56 → −2.83 and f_D's slope in
 // the gradient feature doubles (50·|f_D| at g = 10: 540 → 1,048), the way

@@ -522,8 +522,7 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 	eval, leval := t.eval, t.eval
 	var kept []window
 	out := &unrolled{dataSize: t.prob.Target.DataSize()}
-	for a := 0; a < cfg.Steps; {
-		b := cfg.windowEnd(a)
+	for a, b := 0, cfg.windowEnd(0); a < cfg.Steps; a, b = b, cfg.windowEnd(b) {
 		w := window{a: a, b: b}
 		for s := a; s < b; s++ {
 			if ctx.Err() != nil {
@@ -601,7 +600,6 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 		} else if !keep {
 			t.giveBack(w)
 		}
-		a = b
 	}
 
 	if in != nil {
