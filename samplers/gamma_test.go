@@ -31,7 +31,9 @@ type exactGamma struct {
 
 func newExactGamma(t *testing.T, cfg NNConfig, n int) *exactGamma {
 	t.Helper()
-	cfg.Gamma = GammaExact
+	if cfg.Gamma != GammaAuthors {
+		cfg.Gamma = GammaExact
+	}
 	sg, err := BuildStep(cfg, n, graph.Float64)
 	if err != nil {
 		t.Fatal(err)
@@ -120,9 +122,17 @@ func TestExactGammaAgreesWithFiniteDifferencesOfNetworks(t *testing.T) {
 // autodiff reference, the step graph whose vector-Jacobian products
 // meta-training back-propagates: with clamps tight enough that f_Q's clamp binds on some
 // coordinates and D_f's on others, Γ and the new state agree to rounding.
+// So does the authors' training-mode step (GammaAuthors), which meta-training
+// unrolls through the same two.
 func TestExactStepMatchesStepGraph(t *testing.T) {
+	for _, gamma := range []Gamma{GammaExact, GammaAuthors} {
+		t.Run(string(gamma), func(t *testing.T) { exactStepMatchesStepGraph(t, gamma) })
+	}
+}
+
+func exactStepMatchesStepGraph(t *testing.T, gamma Gamma) {
 	const n = 3000
-	cfg := gammaConfig(GammaExact)
+	cfg := gammaConfig(gamma)
 	cfg.ClampQ, cfg.DMax = 1.5, 2.5
 	eg := newExactGamma(t, cfg, n)
 	theta, p, f, grad, noise := randomState(rand.New(rand.NewPCG(11, 12)), n)

@@ -64,7 +64,7 @@ type fusedFD struct {
 }
 
 // fusedScratch holds a block's network inputs and outputs.
-type fusedScratch [6][fusedBlock]float64
+type fusedScratch [7][fusedBlock]float64
 
 // block advances the coordinates [lo, hi) in two passes, the momenta then
 // the positions, each evaluating the block's networks first. The first pass
@@ -126,7 +126,7 @@ func (f *fusedFD) momentum(q, fNow, fHat, p, g, du, u, mu, mp, mq, mqhat, noise 
 // canFuseExact reports whether the exact step can take the fused path.
 func (s *NNSGHMC) canFuseExact() bool {
 	cfg := &s.cfg
-	return fusedFastPath && cfg.Gamma == GammaExact && cfg.Q.ShallowReLU() && cfg.D.ShallowReLU()
+	return fusedFastPath && (cfg.Gamma == GammaExact || cfg.Gamma == GammaAuthors) && cfg.Q.ShallowReLU() && cfg.D.ShallowReLU()
 }
 
 // stepFusedExact is stepPlain for GammaExact, the networks' features in
@@ -159,7 +159,7 @@ func (s *NNSGHMC) exactBlock(st *State, fq, fd *coordnet.GradNet, b *fusedScratc
 	u, du, gf := s.feat.U[lo:hi], s.feat.DU[lo:hi], s.feat.GFeat[lo:hi]
 	grad, noise := st.Eval.Grad[lo:hi], m.noise[lo:hi]
 	gammaP, gammaThet := m.gammaP[lo:hi], m.gammaThet[lo:hi]
-	x, f, dfu, dfx, fD, dfD := b[0][:n], b[1][:n], b[2][:n], b[3][:n], b[4][:n], b[5][:n]
+	x, f, dfu, dfx, fD, dfD, qt := b[0][:n], b[1][:n], b[2][:n], b[3][:n], b[4][:n], b[5][:n], b[6][:n]
 	for i, pi := range p {
 		x[i] = ms * pi
 	}
@@ -172,7 +172,9 @@ func (s *NNSGHMC) exactBlock(st *State, fq, fd *coordnet.GradNet, b *fusedScratc
 		d, inside := s.diffusion(q, cfg.DScale*math.Abs(fD[i]))
 		gp := s.gammaP(q, inside, dQdu, du[i], dDdp, dQdp)
 		p[i], gammaP[i] = s.nextMomentum(q, d, gp, pi, grad[i], noise[i]), gp
+		qt[i] = q
 	}
+	authors := cfg.Gamma == GammaAuthors
 	for i, pn := range p {
 		x[i] = ms * pn
 	}
@@ -180,6 +182,9 @@ func (s *NNSGHMC) exactBlock(st *State, fq, fd *coordnet.GradNet, b *fusedScratc
 	for i, pn := range p {
 		q2, gate2 := cfg.qOf(f[i])
 		gt := -(gate2 * ms * dfx[i])
+		if authors {
+			q2 = qt[i] // Q_f at (θ_t, p_t), as the authors' training does
+		}
 		theta[i] += eta * (q2*pn + gt)
 		gammaThet[i] = gt
 	}

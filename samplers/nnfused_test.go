@@ -48,7 +48,7 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 	for _, c := range []struct {
 		gamma Gamma
 		fused int // steps that take the fused path, of 6
-	}{{GammaFD, 5}, {GammaExact, 6}} {
+	}{{GammaFD, 5}, {GammaExact, 6}, {GammaAuthors, 6}} {
 		t.Run(string(c.gamma), func(t *testing.T) {
 			cfg := gammaConfig(c.gamma)
 			cfg.ClampQ, cfg.DMax, cfg.TrainDim = 1.5, 2.5, 900

@@ -133,9 +133,26 @@ func (s *NNSGHMC) diffusion(q, dpart float64) (float64, bool) {
 	return d, true
 }
 
+// authorsDU is ∂u/∂θ_i as the authors' code takes it (GammaAuthors): with
+// the sign of s_g·∇Ũ/N's energy whatever the sign of the energy scale, so
+// +∇Ũ/N where u = −Ũ/N (BNN_Q_D.py multiplies ∂f_Q/∂u by ∇Ũ/N).
+func (cfg *NNConfig) authorsDU(du float64) float64 {
+	if cfg.EnergyScale < 0 {
+		return -du
+	}
+	return du
+}
+
 // gammaP is Γ_p of one coordinate, ∂Q_f/∂u·∂u/∂θ plus, where D_f's clamp
 // does not bind (inside), ∂D_f/∂p = ∂(s_D|f_D|)/∂p + 2α·Q_f·∂Q_f/∂p.
 func (s *NNSGHMC) gammaP(q float64, inside bool, dQdu, du, dDdp, dQdp float64) float64 {
+	if s.cfg.Gamma == GammaAuthors {
+		gp := dQdu*s.cfg.authorsDU(du) + dDdp
+		if inside {
+			gp += 2 * s.cfg.Alpha * q * dQdp
+		}
+		return gp
+	}
 	if inside {
 		return dQdu*du + dDdp + 2*s.cfg.Alpha*q*dQdp
 	}
@@ -198,7 +215,7 @@ func (s *NNSGHMC) stepPlain(st *State) {
 	n := len(st.Theta)
 	u, du, gf := s.feat.U, s.feat.DU, s.feat.GFeat
 	p, grad := st.P, st.Eval.Grad
-	exact, fd := cfg.Gamma == GammaExact, cfg.Gamma == GammaFD
+	exact, fd := cfg.Gamma == GammaExact || cfg.Gamma == GammaAuthors, cfg.Gamma == GammaFD
 	eta := cfg.StepSize
 
 	s.q, s.q2 = grow(s.q, n), grow(s.q2, n)
@@ -261,8 +278,12 @@ func (s *NNSGHMC) stepPlain(st *State) {
 	for i := range m.gammaThet {
 		m.gammaThet[i] = -m.gammaThet[i]
 	}
+	qPos := q2
+	if cfg.Gamma == GammaAuthors {
+		qPos = q // Q_f at (θ_t, p_t), as the authors' training does
+	}
 	for i := range st.Theta {
-		st.Theta[i] += eta * (q2[i]*pn[i] + m.gammaThet[i])
+		st.Theta[i] += eta * (qPos[i]*pn[i] + m.gammaThet[i])
 	}
 
 	// remember u_t, p_t, Q_f(u_t, p_t) and Q_f(u_t, p_{t+1}) for the next

@@ -25,6 +25,19 @@ const (
 	// state-dependent Q_f and D_f its stationary distribution is not the
 	// target.
 	GammaNone Gamma = "none"
+	// GammaAuthors is the authors' training-mode step on the Bayesian
+	// networks (BNN_MNIST/BNN_Sampler.py with mode_train=True, and
+	// BNN_Q_D.py, github.com/WenboGong/MetaSGMCMC), which differs from
+	// GammaExact in three places: ∂Q_f/∂θ takes the code's sign,
+	// +f_Q'(u)·∇Ũ/N where u = −Ũ/N (the chain rule's sign flipped when the
+	// energy scale is negative); ∂(s_D|f_D|)/∂p
+	// stays in Γ_p where D_f's clamp binds (they differentiate the network
+	// part, not the clamped D_f; the 2α·Q_f·∂Q_f/∂p part is gated as in
+	// GammaExact); and the position update takes Q_f at (θ_t, p_t) where
+	// it should take it at (θ_t, p_{t+1}). Meta-training copies it
+	// (train.Config.AuthorsStep). It is NOT a valid sampler where D_f's
+	// clamp binds, and ParseGamma does not offer it.
+	GammaAuthors Gamma = "authors"
 )
 
 // ParseGamma returns the Gamma named s.
@@ -146,7 +159,7 @@ func (cfg *NNConfig) Validate() error {
 	if cfg.TrainDim < 0 {
 		return fmt.Errorf("samplers: NNSGHMC train_dim must be non-negative, got %d", cfg.TrainDim)
 	}
-	if _, err := ParseGamma(string(cfg.Gamma)); err != nil {
+	if _, err := ParseGamma(string(cfg.Gamma)); err != nil && cfg.Gamma != GammaAuthors {
 		return fmt.Errorf("samplers: NNSGHMC: %w", err)
 	}
 	if cfg.Q == nil || cfg.D == nil {

@@ -102,8 +102,9 @@ func BuildStep(cfg NNConfig, n int, dt tensor.Dtype, opts ...StepOptions) (*Step
 		s.QDIn = in("qd_in")
 		qd = graph.StopGradient(s.QDIn)
 	}
-	var dGate *G.Node // 1 where D_f's clamp does not bind
-	s.D, dGate = b.df(s, uIn, pIn, gIn, qd)
+	var dGate, dNet *G.Node // 1 where D_f's clamp does not bind; s_D·|f_D|
+	s.D, dGate, dNet = b.df(s, uIn, pIn, gIn, qd)
+	authors := cfg.Gamma == GammaAuthors
 
 	s.Eta = graph.Input(g, dt, "nnsghmc.eta")
 	if err := graph.SetValue(s.Eta, []float64{cfg.StepSize}); err != nil {
@@ -113,9 +114,14 @@ func BuildStep(cfg NNConfig, n int, dt tensor.Dtype, opts ...StepOptions) (*Step
 	// p_{t+1} = p − η(Q⊙∇Ũ + D⊙p) + ηΓ_p + √(2ηD)⊙ξ
 	drift := b.add(b.mul(s.Q, s.Grad), b.mul(s.D, s.P))
 	pn := b.add(s.P, b.elem(graph.Neg, b.scale(eta, drift))) // p − η·drift; see graph.Neg
-	if cfg.Gamma == GammaExact {
+	if cfg.Gamma == GammaExact || authors {
 		dQdu := b.grad(b.sum(s.Q), uIn)
-		dDdp := b.grad(b.sum(s.D), pIn) // s_D·∂|f_D|/∂p where D_f's clamp does not bind
+		var dDdp *G.Node
+		if authors {
+			dDdp = b.grad(b.sum(dNet), pIn) // s_D·∂|f_D|/∂p, clamp or not
+		} else {
+			dDdp = b.grad(b.sum(s.D), pIn) // s_D·∂|f_D|/∂p where D_f's clamp does not bind
+		}
 		if cfg.Alpha != 0 {
 			// + (∂D_f/∂Q_f)·(∂Q_f/∂p) = 2α·Q_f·∂Q_f/∂p, gated by the clamp
 			dQdp := b.grad(b.sum(s.Q), pIn)
@@ -125,7 +131,11 @@ func BuildStep(cfg NNConfig, n int, dt tensor.Dtype, opts ...StepOptions) (*Step
 			}
 			dDdp = b.add(dDdp, chain)
 		}
-		s.GammaP = b.add(b.mul(dQdu, s.DU), dDdp)
+		du := s.DU
+		if authors && cfg.EnergyScale < 0 {
+			du = b.scale(sc(-1), du) // the code's sign (NNConfig.authorsDU)
+		}
+		s.GammaP = b.add(b.mul(dQdu, du), dDdp)
 		pn = b.add(pn, b.scale(eta, s.GammaP))
 	}
 	sd := b.elem(graph.Sqrt, b.scale(b.scale(sc(2), eta), s.D))
@@ -138,7 +148,10 @@ func BuildStep(cfg NNConfig, n int, dt tensor.Dtype, opts ...StepOptions) (*Step
 	}
 	s.QNext = b.qf(s, uIn, pNextIn)
 	move := b.mul(s.QNext, s.PNext)
-	if cfg.Gamma == GammaExact {
+	if authors {
+		move = b.mul(s.Q, s.PNext) // Q_f at (θ_t, p_t), as the authors' training does
+	}
+	if cfg.Gamma == GammaExact || authors {
 		s.GammaThet = b.scale(sc(-1), b.grad(b.sum(s.QNext), pNextIn))
 		move = b.add(move, s.GammaThet)
 	}
@@ -266,22 +279,24 @@ func (b *builder) qf(s *StepGraph, u, p *G.Node) *G.Node {
 }
 
 // df is D_f = clamp(α·Q_f² + s_D·|f_D(u, m·p, g)| + c, 0, DMax) for the
-// given Q_f, and the clamp's gate (nil when D_f is not clamped above).
-func (b *builder) df(s *StepGraph, u, p, g, q *G.Node) (d, gate *G.Node) {
+// given Q_f, the clamp's gate (nil when D_f is not clamped above) and the
+// network part s_D·|f_D|.
+func (b *builder) df(s *StepGraph, u, p, g, q *G.Node) (d, gate, net *G.Node) {
 	cfg := s.Cfg
 	if !b.ok() {
-		return nil, nil
+		return nil, nil, nil
 	}
 	pm := b.scale(graph.Scalar(b.g, b.dt, cfg.MomentumScale), p)
 	x := b.must(graph.Concat(1, b.column(u), b.column(pm), b.column(g)))
 	if !b.ok() {
-		return nil, nil
+		return nil, nil, nil
 	}
 	f := b.must(s.DNet.Forward(x))
 	if !b.ok() {
-		return nil, nil
+		return nil, nil, nil
 	}
 	d = b.scale(graph.Scalar(b.g, b.dt, cfg.DScale), b.elem(graph.Abs, f))
+	net = d
 	if cfg.Alpha != 0 {
 		d = b.add(d, b.scale(graph.Scalar(b.g, b.dt, cfg.Alpha), b.mul(q, q)))
 	}
@@ -292,5 +307,5 @@ func (b *builder) df(s *StepGraph, u, p, g, q *G.Node) (d, gate *G.Node) {
 		gate = graph.ClampGate(d, 0, cfg.DMax)
 		d = graph.Clamp(d, 0, cfg.DMax)
 	}
-	return d, gate
+	return d, gate, net
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -159,15 +160,23 @@ func TestUnrolledLossGradientMatchesFiniteDifferences(t *testing.T) {
 		name      string
 		subEpochs int
 		contEta   float64
+		authors   bool
 	}{
-		{"fresh", 0, 0},
-		{"continuation", 1, 0.08},
+		{"fresh", 0, 0, false},
+		{"continuation", 1, 0.08, false},
+		// the authors' training-mode step, with a negative energy scale
+		// and D_f's clamp binding on some coordinates
+		{"authors step", 0, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nn := smoothNets()
 			cfg := tinyConfig(k)
 			cfg.Chunk = 5 // several blocks, with a remainder, to test the chunking too
 			cfg.SubEpochs, cfg.ContinueStepSize = tc.subEpochs, tc.contEta
+			if tc.authors {
+				cfg.AuthorsStep = true
+				nn.EnergyScale, nn.DMax = -0.5, 1.2
+			}
 			if tc.subEpochs > 0 {
 				cfg.QAdam.LR, cfg.DAdam.LR = 1e-300, 1e-300
 			}
@@ -178,6 +187,9 @@ func TestUnrolledLossGradientMatchesFiniteDifferences(t *testing.T) {
 			var got *unrolled // the last unroll
 			tr.record = func(u *unrolled) { got = u }
 			before := tr.Networks()
+			if tc.authors {
+				before.Gamma = samplers.GammaAuthors
+			}
 			if tc.contEta > 0 {
 				before.StepSize = tc.contEta
 			}
@@ -186,6 +198,32 @@ func TestUnrolledLossGradientMatchesFiniteDifferences(t *testing.T) {
 			}
 			if got == nil || len(got.windows) != 3 {
 				t.Fatalf("recorded %v", got)
+			}
+			if tc.authors {
+				// D_f's clamp must bind on some coordinates of some steps
+				clamped, all := 0, 0
+				for _, w := range got.windows {
+					for _, rec := range w.recs {
+						m := len(rec.p)
+						f := rec.features(&before, got.dataSize, make([]float64, m), make([]float64, m))
+						q, x, fd := make([]float64, m), make([]float64, 3*m), make([]float64, m)
+						before.QF(f.U, rec.p, q)
+						for i := range rec.p {
+							x[3*i], x[3*i+1], x[3*i+2] = f.U[i], before.MomentumScale*rec.p[i], f.GFeat[i]
+						}
+						before.D.Eval(x, fd)
+						for i := range q {
+							if before.Alpha*q[i]*q[i]+before.DScale*math.Abs(fd[i])+before.C >= before.DMax {
+								clamped++
+							}
+							all++
+						}
+					}
+				}
+				t.Logf("D_f's clamp binds on %d of %d recorded coordinates", clamped, all)
+				if clamped == 0 || clamped == all {
+					t.Fatalf("D_f's clamp binds on %d of %d recorded coordinates: the case needs some of each", clamped, all)
+				}
 			}
 			for l, name := range []string{"cross-chain", "in-chain"} {
 				rp := newReplay(t, before, d*k, got)

@@ -67,6 +67,13 @@ type Config struct {
 	// 500). The target must be a tasks.Reevaluator with a minibatch order
 	// (tasks.Batched), and the losses' target the same.
 	DataPerUnroll bool `json:"data_per_unroll,omitempty"`
+	// AuthorsStep unrolls the authors' training-mode step on the
+	// Bayesian networks (samplers.GammaAuthors: the code's sign of
+	// ∂Q_f/∂θ, ∂f_D/∂p kept where D_f's clamp binds, the position update
+	// with Q_f at (θ_t, p_t)) instead of the sampler's own step
+	// (samplers.GammaExact). With it our meta-gradient equals their code's
+	// on the same inputs (train's package doc).
+	AuthorsStep bool `json:"authors_step,omitempty"`
 	// Chunk bounds the coordinates one step graph handles at once
 	// (samplers.StepChunk when 0).
 	Chunk int `json:"chunk,omitempty"`
@@ -265,6 +272,9 @@ func newTrainer(cfg Config, prob Problem, nn samplers.NNConfig, seed uint64, fro
 		prob.LossTarget = prob.Target
 	}
 	nn.Gamma = samplers.GammaExact
+	if cfg.AuthorsStep {
+		nn.Gamma = samplers.GammaAuthors
+	}
 	nn.Q, nn.D = nn.Q.Clone(), nn.D.Clone()
 	if err := nn.Validate(); err != nil {
 		return nil, err
@@ -302,6 +312,7 @@ func newTrainer(cfg Config, prob Problem, nn samplers.NNConfig, seed uint64, fro
 func (t *Trainer) Networks() samplers.NNConfig {
 	c := t.nn
 	c.Q, c.D = c.Q.Clone(), c.D.Clone()
+	c.Gamma = samplers.GammaExact // the trained networks sample with the valid step
 	return c
 }
 

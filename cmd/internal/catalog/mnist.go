@@ -160,6 +160,8 @@ func (t mnistTask) build(o Options) (*Task, error) {
 				// the authors' scripts start every continuation from the
 				// fresh unroll's final momentum (train.Config.FreshMomentum)
 				FreshMomentum: true,
+				// and unroll their training-mode step (train.Config.AuthorsStep)
+				AuthorsStep: true,
 			},
 			StepSize: sqrtStep(tr.lr), NN: tnn, AlphaCoef: 0.01, QHidden: []int{10}, DHidden: []int{10},
 			// meta-training chains start at θ ~ 0.2·N(0, I), p = 0
