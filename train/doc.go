@@ -129,34 +129,31 @@
 // on one CPU core here it did not finish its first epoch in 17 minutes.
 //
 // The MNIST meta-gradient, compared with their code on identical inputs
-// (2026-11-27). A scratch harness ran one unroll of the NT set-up (20
-// chains, 20 steps with the cut before step 14 and six cross-chain losses,
-// the authors' NT networks) through our trainer and through their own
-// parallel_sample, BNN_Q_D.py and grad_ELBO, unmodified, under PyTorch
-// 1.13 in float64, fed the same θ₀, minibatches and noise ξ. With the
-// step we sample with, the chains part at the first step (3·10⁻⁵ after
-// one step) and the meta-gradients differ by 0.04–0.4 %. Three places in
-// their training-mode step make the difference: (1) the position update
-// takes Q_f at (θ_t, p_t) (BNN_Sampler.py:315; their evaluation, :318,
-// takes it at p_{t+1}); (2) Γ_p's ∂Q_f/∂θ has the code's sign (+f_Q'·∇Ũ/N
-// with u = −Ũ/N, BNN_Q_D.py:69); (3) Γ_p keeps ∂(50|f_D|)/∂p where D_f's
-// clamp binds (BNN_Q_D.py:143 differentiates the network part, not the
-// clamped D_f; only the 2α·Q_f·∂Q_f/∂p part is gated), where ours dropped
-// it. With their code patched in those three places, both agree to 10⁻⁹
-// along the 20 steps and in every meta-gradient tensor (relative 2·10⁻⁹);
-// with ours running their step (Config.AuthorsStep,
-// samplers.GammaAuthors), their unmodified code agrees with ours to
-// 6·10⁻⁹. So nothing else in the MNIST meta-training differs from theirs:
-// the losses, the Stein estimator and its bandwidth, the truncation, the
-// data order and the averaging over loss evaluations are theirs exactly.
-// The third difference had not been seen before: at the start of an NT
-// unroll from the authors' networks D_f is clamped on 9 % of the
-// coordinates (f_Q on 75 %), and in the Data set-up, whose clamp is 400
-// with α·Q_f² up to 523, wherever |Q_f| nears its clamp. The MNIST
-// training set-ups now unroll their step (AuthorsStep), and the trained
-// networks sample with the valid step, as theirs do at evaluation.
-// samplers.TestAuthorsStepMatchesTheirCode pins the step to values from
-// their code (samplers/testdata/authors_step.py).
+// (experiments/authors-gradient, 2026-11-27): one unroll of the NT set-up
+// (20 chains, 20 steps with the cut before step 14 and six cross-chain
+// losses, the authors' NT networks) through our trainer (cmd/dumpunroll)
+// and through their own parallel_sample, BNN_Q_D.py and grad_ELBO,
+// unmodified, under PyTorch in float64, fed the same θ₀, minibatches and
+// noise. Their training-mode step differs from the sampler's own in three
+// places: (1) the position update takes Q_f at (θ_t, p_t)
+// (BNN_Sampler.py:315; their evaluation, :318, takes it at p_{t+1});
+// (2) Γ_p's ∂Q_f/∂θ has the code's sign (+f_Q'·∇Ũ/N with u = −Ũ/N,
+// BNN_Q_D.py:69); (3) Γ_p keeps ∂(50|f_D|)/∂p where D_f's clamp binds
+// (BNN_Q_D.py:143 differentiates the network part, not the clamped D_f;
+// only the 2α·Q_f·∂Q_f/∂p part is gated), where ours dropped it. Unrolling
+// the sampler's own step, ours was 1.7 away from their chains after one
+// step and its meta-gradients 16–160 % off theirs, almost all of it from
+// (1), which a check at epoch 12 had judged harmless (experiments/mnist-nt); (2) and (3)
+// account for 0.04–0.4 %, and (3) had not been seen before. Unrolling
+// their step (Config.AuthorsStep, samplers.GammaAuthors), ours agrees
+// with their unmodified code to 10⁻⁹ along the path and to 6·10⁻⁹ in
+// every meta-gradient tensor. So nothing else in the MNIST meta-training
+// differs from theirs: the losses, the Stein estimator and its bandwidth,
+// the truncation, the data order and the averaging over loss evaluations
+// are theirs exactly. The MNIST training set-ups now unroll their step;
+// the trained networks sample with the valid step, as theirs do at
+// evaluation. samplers.TestAuthorsStepMatchesTheirCode pins the step to
+// values from their code (samplers/testdata/authors_step.py).
 //
 // Different, and kept (each checked or argued not to matter, see the
 // experiments' READMEs): their in-chain gradient is
