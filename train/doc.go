@@ -143,8 +143,9 @@
 // only the 2α·Q_f·∂Q_f/∂p part is gated), where ours dropped it. Unrolling
 // the sampler's own step, ours was 1.7 away from their chains after one
 // step and its meta-gradients 16–160 % off theirs, almost all of it from
-// (1), which a check at epoch 12 had judged harmless (experiments/mnist-nt); (2) and (3)
-// account for 0.04–0.4 %, and (3) had not been seen before. Unrolling
+// (1), which a check at epoch 12 had judged harmless
+// (experiments/mnist-nt); (2) and (3) account for 0.04–0.4 %, and (3) had
+// not been seen before. Unrolling
 // their step (Config.AuthorsStep, samplers.GammaAuthors), ours agrees
 // with their unmodified code to 10⁻⁹ along the path and to 6·10⁻⁹ in
 // every meta-gradient tensor. So nothing else in the MNIST meta-training
