@@ -11,9 +11,9 @@
 # default. Runs go to runs/mnist/EXPERIMENT-SAMPLER-SEED; finished runs
 # (summary.json) are kept. NNSGHMC reads the trained samplers its flag
 # files name: experiments/mnist-nt/sampler-fresh-120-eta.json (NT and AF)
-# and experiments/mnist-data/sampler-cut-20.json, made by
+# and experiments/mnist-data/sampler-authors-step.json, made by
 #   bash experiments/mnist-nt/train-long.sh
-#   go run ./cmd/train --flagfile experiments/mnist-data/train.flags --epochs 20 --out runs/mnist/train-data
+#   go run -tags openblas ./cmd/train --flagfile experiments/mnist-data/train.flags --float32 --out runs/mnist/train-data
 # (see each directory's PROVENANCE.md for what was run).
 # "bash experiments/mnist-run.sh report" only writes the tables and figures.
 set -euo pipefail
