@@ -129,10 +129,10 @@ func (s *NNSGHMC) canFuseExact() bool {
 	return fusedFastPath && (cfg.Gamma == GammaExact || cfg.Gamma == GammaAuthors) && cfg.Q.ShallowReLU() && cfg.D.ShallowReLU()
 }
 
-// stepFusedExact is stepPlain for GammaExact, the networks' features in
-// s.feat, in blocks of coordinates shared out among the cores. Each block's
-// networks are evaluated first, then its update, in two passes: the momenta,
-// then the positions.
+// stepFusedExact is stepPlain for GammaExact and GammaAuthors, the
+// networks' features in s.feat, in blocks of coordinates shared out among
+// the cores. Each block's networks are evaluated first, then its update,
+// in two passes: the momenta, then the positions.
 func (s *NNSGHMC) stepFusedExact(st *State) {
 	cfg := &s.cfg
 	m := nnMem(st)

@@ -133,9 +133,9 @@ func (s *NNSGHMC) diffusion(q, dpart float64) (float64, bool) {
 	return d, true
 }
 
-// authorsDU is ∂u/∂θ_i as the authors' code takes it (GammaAuthors): with
-// the sign of s_g·∇Ũ/N's energy whatever the sign of the energy scale, so
-// +∇Ũ/N where u = −Ũ/N (BNN_Q_D.py multiplies ∂f_Q/∂u by ∇Ũ/N).
+// authorsDU is ∂u/∂θ_i as the authors' code takes it (GammaAuthors):
+// |s_u|·∇Ũ/N whatever the sign of the energy scale s_u, so +∇Ũ/N where
+// u = −Ũ/N (BNN_Q_D.py:69 multiplies ∂f_Q/∂u by ∇Ũ/N).
 func (cfg *NNConfig) authorsDU(du float64) float64 {
 	if cfg.EnergyScale < 0 {
 		return -du
