@@ -147,10 +147,11 @@ func BuildStep(cfg NNConfig, n int, dt tensor.Dtype, opts ...StepOptions) (*Step
 		pNextIn = graph.StopGradient(s.PNextIn)
 	}
 	s.QNext = b.qf(s, uIn, pNextIn)
-	move := b.mul(s.QNext, s.PNext)
+	qPos := s.QNext
 	if authors {
-		move = b.mul(s.Q, s.PNext) // Q_f at (θ_t, p_t), as the authors' training does
+		qPos = s.Q // Q_f at (θ_t, p_t), as the authors' training does
 	}
+	move := b.mul(qPos, s.PNext)
 	if cfg.Gamma == GammaExact || authors {
 		s.GammaThet = b.scale(sc(-1), b.grad(b.sum(s.QNext), pNextIn))
 		move = b.add(move, s.GammaThet)

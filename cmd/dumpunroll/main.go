@@ -90,19 +90,12 @@ func run(ctx context.Context, args []string) error {
 		}
 		nn.Q, nn.D = f.Config.Q, f.Config.D
 	}
-	newTarget := tk.NewTarget
-	if t.NewTarget != nil {
-		newTarget = t.NewTarget
-	}
-	target, err := newTarget(cfg.Chains, 0)
+	prob, err := tk.TrainingProblem(cfg.Chains)
 	if err != nil {
 		return err
 	}
-	init := tk.Init
-	if t.Init != nil {
-		init = t.Init
-	}
-	tr, err := train.New(cfg, train.Problem{Target: target, Init: init}, nn, seed)
+	target := prob.Target
+	tr, err := train.New(cfg, prob, nn, seed)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}

@@ -146,7 +146,7 @@ func run(ctx context.Context, args []string) (err error) {
 		return err
 	}
 
-	prob, err := problem(task, cfg.Chains)
+	prob, err := task.TrainingProblem(cfg.Chains)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
@@ -322,29 +322,6 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 		return cfg, nn, cli.Usagef("%v", err)
 	}
 	return cfg, nn, nil
-}
-
-// problem builds the task's targets for k chains: the sampler's (with the
-// task's gradient noise) and the losses'.
-func problem(task *catalog.Task, k int) (train.Problem, error) {
-	newTarget := task.NewTarget
-	if task.Training.NewTarget != nil {
-		newTarget = task.Training.NewTarget
-	}
-	t, err := newTarget(k, task.Defaults.Noise)
-	if err != nil {
-		return train.Problem{}, err
-	}
-	p := train.Problem{Target: t, Init: task.Init}
-	if task.Training.Init != nil {
-		p.Init = task.Training.Init
-	}
-	if task.NewLossTarget != nil {
-		if p.LossTarget, err = task.NewLossTarget(k); err != nil {
-			return train.Problem{}, err
-		}
-	}
-	return p, nil
 }
 
 // writeRows writes train.csv and its figure.

@@ -95,6 +95,31 @@ type Training struct {
 	NewTarget func(k int, noise float64) (tasks.Target, error)
 }
 
+// TrainingProblem builds the meta-training problem for k chains: the
+// target the sampler runs on (Training.NewTarget, else NewTarget, with the
+// task's gradient noise), the losses' target (NewLossTarget, if any) and
+// the chains' initial distribution (Training.Init, else Init).
+func (t *Task) TrainingProblem(k int) (train.Problem, error) {
+	newTarget := t.NewTarget
+	if t.Training.NewTarget != nil {
+		newTarget = t.Training.NewTarget
+	}
+	target, err := newTarget(k, t.Defaults.Noise)
+	if err != nil {
+		return train.Problem{}, err
+	}
+	p := train.Problem{Target: target, Init: t.Init}
+	if t.Training.Init != nil {
+		p.Init = t.Training.Init
+	}
+	if t.NewLossTarget != nil {
+		if p.LossTarget, err = t.NewLossTarget(k); err != nil {
+			return train.Problem{}, err
+		}
+	}
+	return p, nil
+}
+
 // Options select a task's variant.
 type Options struct {
 	TargetSeed  uint64  // seed of a generated target (the toy covariances)
