@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 
@@ -27,7 +26,6 @@ import (
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
-	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
@@ -77,18 +75,9 @@ func run(ctx context.Context, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return cli.Usagef("%v", err)
 	}
-	nn := samplers.NNConfig{NNSettings: t.NN}
-	nn.StepSize = t.StepSize
-	if t.AlphaCoef > 0 {
-		nn.Alpha = t.AlphaCoef / nn.StepSize
-	}
-	nn.RandomNets(t.QHidden, t.DHidden, rand.New(rand.NewPCG(seed, 0x6e657473)))
-	if meta != "" {
-		f, err := samplers.ReadSamplerFile(meta)
-		if err != nil {
-			return cli.Usagef("--meta: %v", err)
-		}
-		nn.Q, nn.D = f.Config.Q, f.Config.D
+	nn, err := t.Sampler(t.StepSize, seed, meta)
+	if err != nil {
+		return cli.Usagef("--meta: %v", err)
 	}
 	prob, err := tk.TrainingProblem(cfg.Chains)
 	if err != nil {

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -150,14 +149,6 @@ func run(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
-	nn.RandomNets(task.Training.QHidden, task.Training.DHidden, rand.New(rand.NewPCG(o.seed, 0x6e657473))) // "nets"
-	if o.init != "" {
-		f, err := samplers.ReadSamplerFile(o.init)
-		if err != nil {
-			return cli.Usagef("--init: %v", err)
-		}
-		nn.Q, nn.D = f.Config.Q, f.Config.D
-	}
 	tr, err := train.New(cfg, prob, nn, o.seed)
 	if err != nil {
 		return cli.Usagef("%v", err)
@@ -265,7 +256,8 @@ func cfgLastLoss(cfg train.Config) string {
 	return "cross-chain"
 }
 
-// settings resolves the task's training set-up with the flags.
+// settings resolves the task's training set-up with the flags, and the
+// starting networks (random from --seed, or --init's).
 func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config, samplers.NNConfig, error) {
 	t := task.Training
 	cfg := t.Config
@@ -277,8 +269,7 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 		c := *t.Config.InChain
 		cfg.InChain = &c
 	}
-	nn := samplers.NNConfig{NNSettings: t.NN}
-	nn.StepSize = t.StepSize
+	stepSize, energyScale := t.StepSize, t.NN.EnergyScale
 	if o.preset == "quick" {
 		cfg.Epochs, cfg.SubEpochs, cfg.Chains, cfg.Steps, cfg.Window = 2, 1, 6, 12, 6
 		if cfg.InChain != nil {
@@ -299,21 +290,23 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 		{"chains", func() { cfg.Chains = o.chains }, o.chains > 1, "an integer ≥ 2"},
 		{"steps", func() { cfg.Steps = o.steps }, o.steps > 0, "a positive integer"},
 		{"window", func() { cfg.Window = o.window }, o.window > 0, "a positive integer"},
-		{"step-size", func() { nn.StepSize = o.stepSize }, positive(o.stepSize), "a positive finite number"},
+		{"step-size", func() { stepSize = o.stepSize }, positive(o.stepSize), "a positive finite number"},
 		{"continue-step-size", func() { cfg.ContinueStepSize = o.continueStepSize }, positive(o.continueStepSize), "a positive finite number"},
 		{"lr", func() { cfg.QAdam.LR, cfg.DAdam.LR = o.lr, o.lr }, positive(o.lr), "a positive finite number"},
-		{"energy-scale", func() { nn.EnergyScale = o.energyScale }, o.energyScale != 0, "a non-zero number"},
+		{"energy-scale", func() { energyScale = o.energyScale }, o.energyScale != 0, "a non-zero number"},
 	} {
 		if fs.Changed(f.name) {
 			if !f.ok {
-				return cfg, nn, cli.Usagef("--%s: invalid value %s (want %s)", f.name, fs.Lookup(f.name).Value, f.want)
+				return cfg, samplers.NNConfig{}, cli.Usagef("--%s: invalid value %s (want %s)", f.name, fs.Lookup(f.name).Value, f.want)
 			}
 			f.set()
 		}
 	}
-	if t.AlphaCoef > 0 {
-		nn.Alpha = t.AlphaCoef / nn.StepSize
+	nn, err := t.Sampler(stepSize, o.seed, o.init)
+	if err != nil {
+		return cfg, nn, cli.Usagef("--init: %v", err)
 	}
+	nn.EnergyScale = energyScale
 	// sizes first: Validate lists the losses' times
 	if err := task.CheckTrain(cfg); err != nil {
 		return cfg, nn, cli.Usagef("%v", err)

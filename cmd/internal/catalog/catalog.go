@@ -95,6 +95,27 @@ type Training struct {
 	NewTarget func(k int, noise float64) (tasks.Target, error)
 }
 
+// Sampler gives meta-training its starting NNSGHMC: the set-up's
+// settings with step size η (α = AlphaCoef/η when AlphaCoef is positive)
+// and random networks drawn from seed, or, when from names a
+// trained-sampler file, that file's networks.
+func (t *Training) Sampler(stepSize float64, seed uint64, from string) (samplers.NNConfig, error) {
+	nn := samplers.NNConfig{NNSettings: t.NN}
+	nn.StepSize = stepSize
+	if t.AlphaCoef > 0 {
+		nn.Alpha = t.AlphaCoef / stepSize
+	}
+	nn.RandomNets(t.QHidden, t.DHidden, rand.New(rand.NewPCG(seed, 0x6e657473))) // "nets"
+	if from != "" {
+		f, err := samplers.ReadSamplerFile(from)
+		if err != nil {
+			return nn, err
+		}
+		nn.Q, nn.D = f.Config.Q, f.Config.D
+	}
+	return nn, nil
+}
+
 // TrainingProblem builds the meta-training problem for k chains: the
 // target the sampler runs on (Training.NewTarget, else NewTarget, with the
 // task's gradient noise), the losses' target (NewLossTarget, if any) and
