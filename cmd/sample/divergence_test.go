@@ -37,3 +37,42 @@ func TestGaussianDivergenceNamesChainAndStep(t *testing.T) {
 		t.Errorf("summary.json does not record the divergence after 10 steps:\n%s", s)
 	}
 }
+
+// TestNNSGHMCDivergenceExplainsTheFriction: where NNSGHMC's D_f may exceed
+// 2/η, its friction step overshoots, and a divergence says so and names
+// the --d-max that prevents it; where D_f is clamped below 2/η, a
+// divergence carries no such hint, and the same run with the friction
+// bounded keeps every chain.
+func TestNNSGHMCDivergenceExplainsTheFriction(t *testing.T) {
+	args := []string{"--task", "gaussian20", "--sampler", "nnsghmc", "--step-size", "0.01", "--c", "1000",
+		"--steps", "200", "--eval-every", "10", "--quiet"}
+	for _, tc := range []struct {
+		dMax     string
+		code     int
+		wantHint string
+	}{
+		{"0", 1, "and here D_f has no upper clamp (d_max 0): a --d-max below 2/η = 200 prevents that"},
+		{"250", 1, "and here D_f may reach d_max = 250 (η·d_max = 2.5 at η = 0.01): a --d-max below 2/η = 200 prevents that"},
+		{"150", 0, ""},
+	} {
+		out := t.TempDir()
+		code, stderr := clitest.Command(t, append(args, "--d-max", tc.dMax, "--out", out)...)
+		if code != tc.code {
+			t.Errorf("--d-max %s: status %d, want %d; stderr %q", tc.dMax, code, tc.code, stderr)
+			continue
+		}
+		s, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+		if tc.wantHint == "" {
+			if strings.Contains(stderr, "friction") || strings.Contains(string(s), `"hint"`) {
+				t.Errorf("--d-max %s: a hint without a divergence: %q", tc.dMax, stderr)
+			}
+			continue
+		}
+		if !strings.Contains(stderr, "diverged at step") || !strings.HasSuffix(strings.TrimSpace(stderr), tc.wantHint) {
+			t.Errorf("--d-max %s: stderr %q does not end with %q", tc.dMax, stderr, tc.wantHint)
+		}
+		if !strings.Contains(string(s), tc.wantHint) {
+			t.Errorf("--d-max %s: summary.json has no hint:\n%s", tc.dMax, s)
+		}
+	}
+}

@@ -345,6 +345,12 @@ func run(ctx context.Context, args []string) error {
 			resumeHint = "; continue with --resume " + o.out
 		}
 	}
+	hint := ""
+	if o.sampler == "nnsghmc" && errors.Is(runErr, tasks.ErrDiverged) {
+		if cfg, err := o.nnConfig(fs, task); err == nil {
+			hint = frictionHint(cfg.NNSettings, o.largestStepSize())
+		}
+	}
 	bar.Finish()
 	seconds := time.Since(start).Seconds()
 
@@ -367,6 +373,9 @@ func run(ctx context.Context, args []string) error {
 	}
 	if runErr != nil {
 		summary["error"] = runErr.Error()
+		if hint != "" {
+			summary["hint"] = hint
+		}
 	} else {
 		ms, err := mon.Summary()
 		if err != nil {
@@ -387,7 +396,10 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	if runErr != nil {
-		return fmt.Errorf("%s after %d steps (outputs so far written to %s%s)", runErr, steps, o.out, resumeHint)
+		if hint != "" {
+			hint = ". " + hint
+		}
+		return fmt.Errorf("%s after %d steps (outputs so far written to %s%s)%s", runErr, steps, o.out, resumeHint, hint)
 	}
 	bar.Note("outputs in " + o.out)
 	return nil
@@ -551,6 +563,30 @@ func (o *options) nnConfig(fs *pflag.FlagSet, task *catalog.Task) (samplers.NNCo
 		cfg.Gamma = g
 	}
 	return cfg, usage(cfg.Validate())
+}
+
+// largestStepSize is the largest step size η the run takes: --step-size,
+// or the warm-up's when that is larger.
+func (o *options) largestStepSize() float64 {
+	if o.warmupSteps > 0 && o.warmupStepSize > o.stepSize {
+		return o.warmupStepSize
+	}
+	return o.stepSize
+}
+
+// frictionHint explains an NNSGHMC divergence that its friction can cause:
+// the step p ← p − η·D_f·p overshoots, and the momentum grows, where
+// η·D_f > 2. It returns "" when D_f is clamped below 2/η.
+func frictionHint(nn samplers.NNSettings, eta float64) string {
+	limit := 2 / eta
+	if nn.DMax > 0 && nn.DMax < limit {
+		return ""
+	}
+	bound := "D_f has no upper clamp (d_max 0)"
+	if nn.DMax > 0 {
+		bound = fmt.Sprintf("D_f may reach d_max = %g (η·d_max = %.3g at η = %.3g)", nn.DMax, eta*nn.DMax, eta)
+	}
+	return fmt.Sprintf("NNSGHMC's friction step p ← p − η·D_f·p overshoots where η·D_f > 2, and here %s: a --d-max below 2/η = %.4g prevents that", bound, limit)
 }
 
 func usage(err error) error {
