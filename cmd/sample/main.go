@@ -346,10 +346,8 @@ func run(ctx context.Context, args []string) error {
 		}
 	}
 	hint := ""
-	if o.sampler == "nnsghmc" && errors.Is(runErr, tasks.ErrDiverged) {
-		if cfg, err := o.nnConfig(fs, task); err == nil {
-			hint = frictionHint(cfg.NNSettings, o.largestStepSize())
-		}
+	if nn, ok := kernel.(*samplers.NNSGHMC); ok && errors.Is(runErr, tasks.ErrDiverged) {
+		hint = frictionHint(nn.Config().NNSettings, o.largestStepSize())
 	}
 	bar.Finish()
 	seconds := time.Since(start).Seconds()
