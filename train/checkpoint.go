@@ -2,6 +2,7 @@ package train
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -113,6 +114,9 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read checkpoint: %w", err)
 	}
+	if err := checkpointFields(b); err != nil {
+		return nil, fmt.Errorf("checkpoint %s is not valid: %v; %s", path, err, damaged)
+	}
 	var c Checkpoint
 	if err := json.Unmarshal(b, &c); err != nil {
 		if field := badField(b); field != "" {
@@ -127,6 +131,32 @@ func ReadCheckpoint(path string) (*Checkpoint, error) {
 		return nil, fmt.Errorf("checkpoint %s is not valid: %v; %s", path, err, damaged)
 	}
 	return &c, nil
+}
+
+// requiredFields are the fields that every checkpoint has.
+var requiredFields = []string{"version", "config", "position", "f_q", "f_d", "q_adam", "d_adam", "rng", "rows", "seconds"}
+
+// checkpointFields checks that b is a JSON object with every required
+// field, naming the first that is missing or null.
+func checkpointFields(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("it holds a JSON %s, not an object with a checkpoint's fields", te.Value)
+		}
+		return nil // not JSON at all: ReadCheckpoint says where it breaks
+	}
+	if m == nil {
+		return errors.New("it holds JSON null, not an object with a checkpoint's fields")
+	}
+	for _, k := range requiredFields {
+		// rows is null before the first unroll
+		if v, ok := m[k]; !ok || string(v) == "null" && k != "rows" {
+			return fmt.Errorf("%s is missing", k)
+		}
+	}
+	return nil
 }
 
 // badField returns the name of the first top-level field of the JSON
@@ -298,10 +328,8 @@ func (t *Trainer) Restore(c *Checkpoint) error {
 	}
 	ca, cb := c.Config, t.cfg
 	ca.Epochs, cb.Epochs = 0, 0
-	a, _ := json.Marshal(ca)
-	b, _ := json.Marshal(cb)
-	if string(a) != string(b) {
-		return fmt.Errorf("the checkpoint was written with another training configuration:\n  checkpoint: %s\n  now:        %s", a, b)
+	if field, was, now := firstDifference(ca, cb); field != "" {
+		return fmt.Errorf("the checkpoint was written with another training configuration: its config.%s is %s, this run's %s", field, was, now)
 	}
 	if err := sameShape(c.Q, t.nn.Q); err != nil {
 		return fmt.Errorf("checkpoint f_Q: %w", err)
@@ -350,4 +378,59 @@ func sameShape(a, b *coordnet.Weights) error {
 		return fmt.Errorf("network %d→%v (%s), want %d→%v (%s)", a.Inputs, a.Hidden, a.Activation, b.Inputs, b.Hidden, b.Activation)
 	}
 	return nil
+}
+
+// firstDifference returns the first field, in the order of their JSON
+// names, as a dotted path ("cross_chain.every"), where the JSON forms of a
+// and b differ, with its values in each ("absent" where one lacks it); ""
+// when they are equal.
+func firstDifference(a, b any) (field, av, bv string) {
+	var x, y any
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	json.Unmarshal(ja, &x)
+	json.Unmarshal(jb, &y)
+	return diffJSON("", x, y)
+}
+
+// diffJSON is firstDifference on decoded JSON values at path.
+func diffJSON(path string, x, y any) (string, string, string) {
+	mx, okx := x.(map[string]any)
+	my, oky := y.(map[string]any)
+	if okx && oky {
+		keys := make([]string, 0, len(mx)+len(my))
+		for k := range mx {
+			keys = append(keys, k)
+		}
+		for k := range my {
+			if _, ok := mx[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if f, a, b := diffJSON(p, mx[k], my[k]); f != "" {
+				return f, a, b
+			}
+		}
+		return "", "", ""
+	}
+	show := func(v any) string {
+		if v == nil {
+			return "absent"
+		}
+		j, _ := json.Marshal(v)
+		return string(j)
+	}
+	if sx, sy := show(x), show(y); sx != sy {
+		if path == "" {
+			path = "(whole)"
+		}
+		return path, sx, sy
+	}
+	return "", "", ""
 }

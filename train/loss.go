@@ -80,8 +80,8 @@ func (c *CrossChain) validate(k int) error {
 		return fmt.Errorf("cross-chain loss: every %d and burn-in %d must be positive and non-negative", c.Every, c.Burn)
 	case !(c.Lambda > 0):
 		return fmt.Errorf("cross-chain loss: Stein λ must be positive, got %v", c.Lambda)
-	case k < 2:
-		return fmt.Errorf("cross-chain loss: needs at least 2 chains, got %d", k)
+	case k < minSteinSamples:
+		return fmt.Errorf("cross-chain loss: needs at least %d chains, got %d (%s)", minSteinSamples, k, steinWhy)
 	}
 	return nil
 }
@@ -92,12 +92,37 @@ func (c *InChain) validate(k int) error {
 		return fmt.Errorf("in-chain loss: thinning %d and burn-in %d must be positive and non-negative", c.Thin, c.Burn)
 	case !(c.Lambda > 0):
 		return fmt.Errorf("in-chain loss: Stein λ must be positive, got %v", c.Lambda)
-	case c.FirstChain[0] < 0 || c.FirstChain[1] < c.FirstChain[0] || c.FirstChain[1] >= k:
-		return fmt.Errorf("in-chain loss: first chain range %v is not within 0..%d", c.FirstChain, k-1)
+	case c.FirstChain[0] < 0 || c.FirstChain[1] < c.FirstChain[0]:
+		return fmt.Errorf("in-chain loss: first chain range %v is not a range of chain indices", c.FirstChain)
+	case c.FirstChain[1] >= k:
+		return fmt.Errorf("in-chain loss: needs at least %d chains, got %d (its first chain is drawn from %d..%d)", c.FirstChain[1]+1, k, c.FirstChain[0], c.FirstChain[1])
 	case c.Stride[0] < 1 || c.Stride[1] < c.Stride[0]:
 		return fmt.Errorf("in-chain loss: stride range %v must be positive", c.Stride)
 	}
 	return nil
+}
+
+// minSteinSamples is the fewest samples from which the Stein estimator
+// gets a bandwidth: the lower median of the n² squared distances, the n
+// zeros of the diagonal among them, is 0 for n < 3.
+const minSteinSamples = 3
+
+// steinWhy says why the cross-chain loss needs minSteinSamples chains.
+const steinWhy = "the Stein estimator's bandwidth is the median squared distance between the chains' samples, the zero distance of each to itself included, which is 0 for fewer"
+
+// MinChains returns the fewest chains the configuration's losses work
+// with, and why: the cross-chain loss's Stein estimator needs 3 samples
+// at a time, the in-chain loss a chain at every index its first chain is
+// drawn from.
+func (c *Config) MinChains() (int, string) {
+	n, why := 1, ""
+	if c.Cross != nil && n < minSteinSamples {
+		n, why = minSteinSamples, "the cross-chain loss: "+steinWhy
+	}
+	if c.InChain != nil && c.InChain.FirstChain[1]+1 > n {
+		n, why = c.InChain.FirstChain[1]+1, fmt.Sprintf("the in-chain loss draws its first chain from %d..%d", c.InChain.FirstChain[0], c.InChain.FirstChain[1])
+	}
+	return n, why
 }
 
 // steinAdjoints returns scale·(∇Ũ + ĝ) for the pooled samples, whose

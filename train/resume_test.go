@@ -215,7 +215,9 @@ func TestReadCheckpointRefusesABadField(t *testing.T) {
 		{"Adam config", func(m map[string]any) { get(m, "q_adam", "config")["lr"] = 1 }, "q_adam.config"},
 		{"Adam moments", func(m map[string]any) { get(m, "d_adam")["m"] = []any{} }, "d_adam has 0 m"},
 		{"negative Adam variance", func(m map[string]any) { get(m, "d_adam")["v"].([]any)[0].([]any)[0] = -1.0 }, "d_adam.v[0] has a negative value"},
-		{"no random state", func(m map[string]any) { delete(m, "rng") }, "rng:"},
+		{"no random state", func(m map[string]any) { delete(m, "rng") }, "rng is missing"},
+		{"no position", func(m map[string]any) { delete(m, "position") }, "position is missing"},
+		{"null position", func(m map[string]any) { m["position"] = nil }, "position is missing"},
 		{"no chain state mid-epoch", func(m map[string]any) { delete(m, "theta"); delete(m, "p") }, "theta has 0 values in the middle of an epoch"},
 		{"momenta missing", func(m map[string]any) { delete(m, "p") }, "theta has 8 values and p 0"},
 		{"chain state at an epoch's start", func(m map[string]any) { get(m, "position")["unroll"] = 0 }, "theta and p are given at the start"},
@@ -246,6 +248,21 @@ func TestReadCheckpointRefusesABadField(t *testing.T) {
 			}
 		})
 	}
+	for _, raw := range []struct{ content, want string }{
+		{"null", "it holds JSON null, not an object"},
+		{"[1, 2]", "it holds a JSON array, not an object"},
+		{"{}", "version is missing"},
+	} {
+		t.Run(raw.content, func(t *testing.T) {
+			if err := os.WriteFile(path, []byte(raw.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadCheckpoint(path)
+			if err == nil || !strings.Contains(err.Error(), path+" is not valid: "+raw.want) {
+				t.Errorf("%s: %v; want %q", raw.content, err, raw.want)
+			}
+		})
+	}
 	t.Run("not JSON", func(t *testing.T) {
 		if err := os.WriteFile(path, good[:len(good)/2], 0o644); err != nil {
 			t.Fatal(err)
@@ -268,6 +285,17 @@ func TestReadCheckpointRefusesABadField(t *testing.T) {
 		}
 		if err := again.Restore(back); err != nil {
 			t.Fatal(err)
+		}
+		// a trainer of another configuration is refused, naming the field
+		other := cfg
+		other.Window++
+		again, err = New(other, batchedProblem(t, k), smoothNets(), 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("its config.window is %d, this run's %d", cfg.Window, other.Window)
+		if err := again.Restore(back); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Restore with another window: %v; want one line with %q", err, want)
 		}
 	})
 }

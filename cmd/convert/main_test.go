@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
@@ -96,5 +97,17 @@ func TestConvertBadInput(t *testing.T) {
 				t.Fatal("wrote an output file")
 			}
 		})
+	}
+}
+
+// TestMissingDataNamesNoFlagOfConvert: converting an MNIST sampler without
+// the MNIST files says where to get them without suggesting a --download
+// flag, which convert does not have (sample and train do).
+func TestMissingDataNamesNoFlagOfConvert(t *testing.T) {
+	err := run(context.Background(), []string{"-sampler", "nt", "-data-dir", t.TempDir(), "-out", filepath.Join(t.TempDir(), "nt.json")})
+	var ue *cli.UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "not found") || strings.Contains(err.Error(), "pass --download") ||
+		!strings.Contains(err.Error(), "cmd/sample or cmd/train fetch the four MNIST files with --download") {
+		t.Errorf("%v; want a usage error naming the missing file and that sample and train fetch it", err)
 	}
 }

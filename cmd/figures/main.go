@@ -190,6 +190,9 @@ func curves(args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkTexts(rs, "--title", *title, "--xlabel", *xlabel, "--ylabel", *ylabel); err != nil {
+		return err
+	}
 	var series []plot.Series
 	for _, r := range rs {
 		dirs, err := scoredRuns(r[0], strings.Split(r[1], ","))
@@ -214,7 +217,24 @@ func curves(args []string) error {
 		}
 		series = append(series, s)
 	}
-	return plot.Lines(*out, *title, *xlabel, *ylabel, *logY, series...)
+	return plotError(plot.Lines(*out, *title, *xlabel, *ylabel, *logY, series...))
+}
+
+// checkTexts returns a usage error if the name of a run or a flag's text
+// (flags holds pairs of a flag's name and value) has a character that the
+// figures cannot draw, before any run is read.
+func checkTexts(rs [][2]string, flags ...string) error {
+	for i := 0; i+1 < len(flags); i += 2 {
+		if err := checkText(flags[i], flags[i+1]); err != nil {
+			return err
+		}
+	}
+	for _, r := range rs {
+		if err := checkText("the name of run "+r[0]+"="+r[1], r[0]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // scoredRuns returns the directories that have a metrics.csv, leaving out,
@@ -306,6 +326,9 @@ func trajectories(args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkTexts(rs, "--title", *title); err != nil {
+		return err
+	}
 	t, err := catalog.New(*task, catalog.DefaultOptions)
 	if err != nil {
 		return cli.Usagef("%v", err)
@@ -326,7 +349,7 @@ func trajectories(args []string) error {
 	// contours of the density at 1, 2 and 3 standard deviations: U − U_min = r²/2
 	umin := g.Energy(g.Mean())
 	contour := func(x, y float64) float64 { return g.Energy([]float64{x, y}) - umin }
-	return plot.Trajectories(*out, *title, contour, []float64{0.5, 2, 4.5}, panels...)
+	return plotError(plot.Trajectories(*out, *title, "θ₀", "θ₁", contour, []float64{0.5, 2, 4.5}, panels...))
 }
 
 // traceHint says how to make a trace that trajectories draws.
@@ -366,6 +389,78 @@ func chainPath(path, dir string) (plot.Panel, error) {
 	}
 }
 
+// maxPoints is the most grid points along each axis that nets draws: at
+// this size nets (three figures of maxPoints² points and their CSV files of
+// maxPoints² rows) takes about 2.5 s on 2 cores, a third each in
+// evaluating the networks, drawing and writing the CSV files; the time and
+// memory grow with the square of --points. More points would show little
+// more: the PNG's plotting area is under 700 pixels wide.
+const maxPoints = 600
+
+// netsFigures is the number of figures nets draws.
+const netsFigures = 3
+
+// netsCost estimates the work, in network evaluations, and the memory, in
+// bytes, of nets with n points along each axis: each figure evaluates its
+// network at the n² grid points in chunks and keeps the values (8 bytes
+// each) while plot.Contour draws them (plot.ContourBytes) and their CSV
+// file is written row by row. The figures are drawn one after the other.
+func netsCost(n int) (evals, bytes float64) {
+	pts := float64(n) * float64(n)
+	return netsFigures * pts, 8*pts + plot.ContourBytes(n)
+}
+
+// evalChunk is the most grid points nets evaluates in one call of a
+// network.
+const evalChunk = 1 << 14
+
+// evaler is a network: coordnet.Weights.
+type evaler interface{ Eval(x, out []float64) }
+
+// netGrid evaluates a network w of inputs inputs at the points of the grid
+// xs × ys, in the order of plot.Contour's grid and of gridCSV, y the outer
+// loop: in(x, y, row) fills the network's input row at (x, y), and post
+// maps the network's output to the plotted value. Rows are evaluated in
+// chunks, which is many times faster than one by one and gives the same
+// values.
+func netGrid(w evaler, inputs int, in func(x, y float64, row []float64), post func(float64) float64, xs, ys []float64) []float64 {
+	nx := len(xs)
+	z := make([]float64, nx*len(ys))
+	chunk := min(len(z), evalChunk)
+	x := make([]float64, chunk*inputs)
+	for lo := 0; lo < len(z); lo += chunk {
+		hi := min(lo+chunk, len(z))
+		for k := lo; k < hi; k++ {
+			in(xs[k%nx], ys[k/nx], x[(k-lo)*inputs:(k-lo+1)*inputs])
+		}
+		w.Eval(x[:(hi-lo)*inputs], z[lo:hi])
+		for k := lo; k < hi; k++ {
+			z[k] = post(z[k])
+		}
+	}
+	return z
+}
+
+// lookup returns the function, for plot.Contour, that gives the values z
+// of a grid xs × ys at its points (row y, column x) and eval elsewhere.
+func lookup(z, xs, ys []float64, eval func(x, y float64) float64) func(x, y float64) float64 {
+	col, row := map[float64]int{}, map[float64]int{}
+	for i, v := range xs {
+		col[v] = i
+	}
+	for i, v := range ys {
+		row[v] = i
+	}
+	return func(x, y float64) float64 {
+		c, okc := col[x]
+		r, okr := row[y]
+		if !okc || !okr {
+			return eval(x, y)
+		}
+		return z[r*len(xs)+c]
+	}
+}
+
 func nets(args []string) error {
 	fs := pflag.NewFlagSet("figures nets", pflag.ContinueOnError)
 	meta := fs.String("meta", "", "trained sampler file (required)")
@@ -375,7 +470,8 @@ func nets(args []string) error {
 	gRange := fs.Float64Slice("gradient", []float64{-10, 10}, "range of the gradient input (after its scale)")
 	gFixed := fs.Float64("fixed-gradient", 0, "gradient input for the energy-momentum plot of f_D")
 	uFixed := fs.Float64("fixed-energy", math.NaN(), "energy input for the momentum-gradient plot of f_D (default: the middle of --energy)")
-	points := fs.Int("points", 60, "grid points along each axis, both ends of each range included")
+	points := fs.Int("points", 60, fmt.Sprintf("grid points along each axis, both ends of each range included: 2 to %d "+
+		"(time and memory grow with its square; %d takes about 3 s)", maxPoints, maxPoints))
 	usage(fs, "nets", "[flags] --meta sampler.json --out DIR")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -385,6 +481,13 @@ func nets(args []string) error {
 	}
 	if *points < 2 {
 		return cli.Usagef("--points must be at least 2, got %d", *points)
+	}
+	if *points > maxPoints {
+		evals, bytes := netsCost(*points)
+		maxEvals, maxBytes := netsCost(maxPoints)
+		return cli.Usagef("--points %d is too many: it would take %s network evaluations and about %s of memory; "+
+			"give --points %d or fewer (%s evaluations, about %s)", *points, count(evals), byteSize(bytes),
+			maxPoints, count(maxEvals), byteSize(maxBytes))
 	}
 	for _, r := range [][]float64{*uRange, *pRange, *gRange} {
 		if len(r) != 2 || !(r[0] < r[1]) {
@@ -402,32 +505,82 @@ func nets(args []string) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
-	one := func(w interface{ Eval(x, out []float64) }, x ...float64) float64 {
-		y := make([]float64, 1)
-		w.Eval(x, y)
-		return y[0]
-	}
 	m := cfg.MomentumScale
-	fq := func(u, p float64) float64 { return one(cfg.Q, u, m*p) }
-	fdUP := func(u, p float64) float64 { return cfg.DScale * math.Abs(one(cfg.D, u, m*p, *gFixed)) }
-	fdPG := func(p, g float64) float64 { return cfg.DScale * math.Abs(one(cfg.D, *uFixed, m*p, g)) }
+	dAbs := func(v float64) float64 { return cfg.DScale * math.Abs(v) }
+	same := func(v float64) float64 { return v }
 	u, p, g := *uRange, *pRange, *gRange
 	for _, c := range []struct {
 		name, title, x, y string
-		f                 func(x, y float64) float64
+		w                 evaler
+		inputs            int
+		in                func(x, y float64, row []float64)
+		post              func(float64) float64
 		xr, yr            []float64
 	}{
-		{"f_q", "f_Q(u, p)", "u", "p", fq, u, p},
-		{"f_d_energy_momentum", fmt.Sprintf("%g·|f_D(u, p, g = %g)|", cfg.DScale, *gFixed), "u", "p", fdUP, u, p},
-		{"f_d_momentum_gradient", fmt.Sprintf("%g·|f_D(u = %g, p, g)|", cfg.DScale, *uFixed), "p", "g", fdPG, p, g},
+		{"f_q", "f_Q(u, p)", "u", "p", cfg.Q, 2,
+			func(u, p float64, row []float64) { row[0], row[1] = u, m*p }, same, u, p},
+		{"f_d_energy_momentum", fmt.Sprintf("%g·|f_D(u, p, g = %g)|", cfg.DScale, *gFixed), "u", "p", cfg.D, 3,
+			func(u, p float64, row []float64) { row[0], row[1], row[2] = u, m*p, *gFixed }, dAbs, u, p},
+		{"f_d_momentum_gradient", fmt.Sprintf("%g·|f_D(u = %g, p, g)|", cfg.DScale, *uFixed), "p", "g", cfg.D, 3,
+			func(p, g float64, row []float64) { row[0], row[1], row[2] = *uFixed, m*p, g }, dAbs, p, g},
 	} {
+		xs, ys := plot.Linspace(c.xr[0], c.xr[1], *points), plot.Linspace(c.yr[0], c.yr[1], *points)
+		z := netGrid(c.w, c.inputs, c.in, c.post, xs, ys)
+		eval := func(x, y float64) float64 {
+			return netGrid(c.w, c.inputs, c.in, c.post, []float64{x}, []float64{y})[0]
+		}
 		path := filepath.Join(*out, c.name)
-		if err := plot.Contour(path, c.title, axisLabel[c.x], axisLabel[c.y], c.f, c.xr[0], c.xr[1], c.yr[0], c.yr[1], *points); err != nil {
+		if err := plot.Contour(path, c.title, axisLabel[c.x], axisLabel[c.y], lookup(z, xs, ys, eval), c.xr[0], c.xr[1], c.yr[0], c.yr[1], *points); err != nil {
+			return plotError(err)
+		}
+		if err := gridCSV(path+".csv", c.x, c.y, c.name, z, xs, ys); err != nil {
 			return err
 		}
-		if err := gridCSV(path+".csv", c.x, c.y, c.name, c.f, c.xr, c.yr, *points); err != nil {
-			return err
+	}
+	return nil
+}
+
+// byteSize formats a number of bytes briefly: 512 B, 3.1 MB, 480 GB,
+// 4.8e39 B.
+func byteSize(b float64) string {
+	units := []string{"B", "kB", "MB", "GB", "TB", "PB", "EB"}
+	v := b
+	for i, u := range units {
+		switch {
+		case v < 9.95 && i > 0:
+			return fmt.Sprintf("%.1f %s", v, u)
+		case v < 999.5:
+			return fmt.Sprintf("%.0f %s", v, u)
 		}
+		v /= 1000
+	}
+	return count(b) + " B"
+}
+
+// count formats a large count briefly, to two digits: 3600, 3e10, 1.2e19.
+func count(v float64) string {
+	s := strconv.FormatFloat(v, 'g', 2, 64)
+	if mant, exp, ok := strings.Cut(s, "e+"); ok {
+		return mant + "e" + strings.TrimLeft(exp, "0")
+	}
+	return s
+}
+
+// plotError returns err, from package plot, as a usage error if it is
+// about the text of a figure (a *plot.GlyphError).
+func plotError(err error) error {
+	var ge *plot.GlyphError
+	if errors.As(err, &ge) {
+		return cli.Usagef("%v", err)
+	}
+	return err
+}
+
+// checkText returns a usage error if a text that the user gave for a
+// figure (what says which) has a character the figures cannot draw.
+func checkText(what, s string) error {
+	if err := plot.CheckText(s); err != nil {
+		return cli.Usagef("%s: %v", what, err)
 	}
 	return nil
 }
@@ -435,27 +588,46 @@ func nets(args []string) error {
 // axisLabel names the networks' inputs on the axes of the nets figures.
 var axisLabel = map[string]string{"u": "energy input u", "p": "momentum p", "g": "gradient input g"}
 
-// gridCSV writes f's values at the points of a Contour grid to path, one
-// row per point: x, y and f(x, y) in columns named x, y and z.
-func gridCSV(path, x, y, z string, f func(x, y float64) float64, xr, yr []float64, n int) error {
-	var rows [][]string
-	for _, yv := range plot.Linspace(yr[0], yr[1], n) {
-		for _, xv := range plot.Linspace(xr[0], xr[1], n) {
-			rows = append(rows, []string{cli.FormatFloat(xv), cli.FormatFloat(yv), cli.FormatFloat(f(xv, yv))})
+// gridCSV writes the values z of a grid xs × ys (row y, column x, as
+// netGrid returns them) to path, one row per point, y the outer loop: x, y
+// and z in columns named x, y and zname. Rows are written as they are
+// formatted, so the file takes no memory beyond z.
+func gridCSV(path, x, y, zname string, z, xs, ys []float64) error {
+	return cli.WriteFile(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		if err := cw.Write([]string{x, y, zname}); err != nil {
+			return err
 		}
-	}
-	return cli.WriteCSV(path, []string{x, y, z}, rows)
+		row := make([]string, 3)
+		for r, yv := range ys {
+			row[1] = cli.FormatFloat(yv)
+			for c, xv := range xs {
+				row[0], row[2] = cli.FormatFloat(xv), cli.FormatFloat(z[r*len(xs)+c])
+				if err := cw.Write(row); err != nil {
+					return err
+				}
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	})
 }
 
 // table prints a Markdown table: one row per run, the metric at each of the
 // steps (from metrics.csv) and the summary values (from summary.json); if
 // a run stopped, a last column gives its error. A run given as several directories
 // (NAME=DIR1,DIR2,…) reports the mean ± standard error over them.
+//
+// Every directory must have every step among its evaluation steps and
+// every summary value as a number, or the table is refused (a usage error
+// naming the run and what it has), except that a run that stopped lacks
+// the steps after its last evaluation and the summary of its chains: its
+// cells for them are "—".
 func table(args []string) error {
 	fs := pflag.NewFlagSet("figures table", pflag.ContinueOnError)
 	metric := fs.String("metric", "kl", "metric column of metrics.csv")
-	steps := fs.IntSlice("steps", nil, "steps at which to report the metric")
-	summary := fs.StringSlice("summary", nil, "summary.json values to report")
+	steps := fs.IntSlice("steps", nil, "steps at which to report the metric (evaluation steps of every run's metrics.csv)")
+	summary := fs.StringSlice("summary", nil, "summary.json values to report (numbers in every run's summary.json)")
 	digits := fs.Int("digits", 4, "significant digits")
 	usage(fs, "table", "[flags] NAME=DIR[,DIR...]...", runArgs...)
 	if err := cli.Parse(fs, args); err != nil {
@@ -496,35 +668,36 @@ func table(args []string) error {
 		sums := make([][]float64, len(*summary))
 		var failed []string
 		for _, dir := range dirs {
-			sum, err := readSummary(filepath.Join(dir, "summary.json"))
+			sumPath := filepath.Join(dir, "summary.json")
+			sum, err := readSummary(sumPath)
 			if err != nil {
 				return err
 			}
-			if e, ok := sum["error"].(string); ok {
+			e, stopped := sum["error"].(string)
+			if stopped {
 				failed = append(failed, e)
 			}
-			if _, err := os.Stat(filepath.Join(dir, "metrics.csv")); err == nil {
-				path := filepath.Join(dir, "metrics.csv")
-				cols, err := readCSV(path)
+			if len(*steps) > 0 {
+				vs, err := metricAtSteps(r[0], dir, *metric, *steps, stopped)
 				if err != nil {
 					return err
 				}
-				if len(*steps) > 0 && cols[*metric] == nil {
-					return noColumn(path, *metric, cols)
-				}
-				for i, st := range cols["step"] {
-					n, _ := strconv.Atoi(st)
-					for j, want := range *steps {
-						if v, err := strconv.ParseFloat(cols[*metric][i], 64); err == nil && n == want {
-							atStep[j] = append(atStep[j], v)
-						}
+				for j, v := range vs {
+					if v != nil {
+						atStep[j] = append(atStep[j], *v)
 					}
 				}
 			}
 			for j, k := range *summary {
-				if v, ok := sum[k].(float64); ok {
-					sums[j] = append(sums[j], v)
+				v, ok := sum[k]
+				if !ok && stopped {
+					continue // a run that stopped has no summary of its chains
 				}
+				x, num := v.(float64)
+				if !num {
+					return noValue(r[0], sumPath, k, sum)
+				}
+				sums[j] = append(sums[j], x)
 			}
 		}
 		row := []string{r[0]}
@@ -550,6 +723,105 @@ func table(args []string) error {
 		fmt.Println("| " + strings.Join(row, " | ") + " |")
 	}
 	return nil
+}
+
+// metricAtSteps returns the metric of the run called name in directory dir
+// (one of its directories) at each of steps, from its metrics.csv: nil at
+// a step after the last one evaluated if the run stopped (the summary
+// records an error), and at all steps if it stopped before its first
+// scoring. Any other step that is not one of its evaluation steps is a
+// usage error naming the step and those it has.
+func metricAtSteps(name, dir, metric string, steps []int, stopped bool) ([]*float64, error) {
+	vs := make([]*float64, len(steps))
+	path := filepath.Join(dir, "metrics.csv")
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if stopped {
+			return vs, nil
+		}
+		return nil, cli.Usagef("run %s: %s has no metrics.csv for --steps and its summary.json no error: "+
+			"is the run still going? (without --steps the table shows its summary)", name, dir)
+	}
+	cols, err := readCSV(path)
+	if err != nil {
+		return nil, err
+	}
+	if cols[metric] == nil {
+		return nil, noColumn(path, metric, cols)
+	}
+	at := map[int]int{} // row of each step
+	var have []int
+	for i, st := range cols["step"] {
+		n, err := strconv.Atoi(st)
+		if err != nil {
+			return nil, cli.Usagef("%s: column step row %d: %q is not a step", path, i+1, st)
+		}
+		at[n] = i
+		have = append(have, n)
+	}
+	for j, want := range steps {
+		i, ok := at[want]
+		switch {
+		case ok:
+			v, err := strconv.ParseFloat(cols[metric][i], 64)
+			if err != nil {
+				return nil, cli.Usagef("%s: column %s row %d: %v", path, metric, i+1, err)
+			}
+			vs[j] = &v
+		case stopped && (len(have) == 0 || want > slices.Max(have)):
+			// stopped before the step: no value
+		default:
+			return nil, cli.Usagef("run %s: %s has no evaluation at step %d; its steps are %s: give --steps some of them",
+				name, path, want, stepList(have))
+		}
+	}
+	return vs, nil
+}
+
+// stepList lists steps, abbreviated when there are more than eight to the
+// first three and the last two with their count: "10, 20, 30, …, 990,
+// 1000 (100 steps)".
+func stepList(steps []int) string {
+	var s []string
+	for _, st := range steps {
+		s = append(s, strconv.Itoa(st))
+	}
+	if len(s) <= 8 {
+		return strings.Join(s, ", ")
+	}
+	return fmt.Sprintf("%s, …, %s (%d steps)", strings.Join(s[:3], ", "), strings.Join(s[len(s)-2:], ", "), len(s))
+}
+
+// noValue is the usage error for a --summary key that the summary.json at
+// path of the run called name lacks or has as other than a number: it
+// names the summary's numeric keys.
+func noValue(name, path, key string, sum map[string]any) error {
+	what := "no value " + strconv.Quote(key)
+	if v, ok := sum[key]; ok {
+		kind := "an object"
+		switch v := v.(type) {
+		case nil:
+			kind = "null"
+		case bool:
+			kind = strconv.FormatBool(v)
+		case string:
+			kind = "a string"
+		case []any:
+			kind = "a list"
+		}
+		what = fmt.Sprintf("%q as %s, not a number", key, kind)
+	}
+	var keys []string
+	for k, v := range sum {
+		if _, ok := v.(float64); ok {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return cli.Usagef("run %s: %s has %s, and no numeric values: leave out --summary %s", name, path, what, key)
+	}
+	sort.Strings(keys)
+	return cli.Usagef("run %s: %s has %s; its numeric values are %s: give --summary some of them",
+		name, path, what, strings.Join(keys, ", "))
 }
 
 func readSummary(path string) (map[string]any, error) {

@@ -7,32 +7,41 @@
 // it was built from) and metrics.png/.svg (the metrics against steps).
 //
 // With --trace-every N it streams a draw every N steps to trace.bin as the
-// run goes (samplers/trace's format; memory one draw): the first
-// --trace-coords coordinates of θ (default 100; 0 for all) of every chain,
-// and the sample stat lp (−U). At the end of the run, also one stopped by
-// a divergence or a signal, it keeps the draws so far and, in a build with
-// the tag netcdf (go build -tags netcdf ./cmd/sample, with libnetcdf-dev),
-// writes them as ArviZ InferenceData to trace.nc, which Python opens with
+// run goes (samplers/trace's format, written in place; memory one draw):
+// the first --trace-coords coordinates of θ (default 100; 0 for all) of
+// every chain, and the sample stat lp (−U). Every draw is handed to the
+// operating system as it is taken, so a process that is killed leaves them
+// all readable. At the end of the run, also one stopped by a divergence or
+// a signal, it completes the stream and, in a build with the tag netcdf
+// (go build -tags netcdf ./cmd/sample, with libnetcdf-dev), writes the
+// draws as ArviZ InferenceData to trace.nc, which Python opens with
 // arviz.from_netcdf; convert --trace converts a trace.bin later.
 // metrics.csv grows by a complete row at each evaluation, so a long run can
 // be followed; the other files are written atomically. Flags may also come
 // from --flagfile FILE.
 //
-// It also writes config.json (the resolved flags) at the start and, on the
-// GRU tasks without --trace-every, checkpoint.json at every evaluation and
-// when a signal stops the run. --resume DIR continues the run in DIR from
-// its checkpoint with its flags (--steps may differ, to extend it; a flag
-// that contradicts the run is refused), appends to its metrics.csv and
-// writes summary.json at the end: the metrics are those of an uninterrupted
-// run, bit for bit, but the seconds. The tasks whose monitor accumulates
-// over the run (Gaussian, MNIST: see tasks.Resumer) cannot resume.
+// It also writes config.json (the command, the resolved flags, and the
+// absolute path and SHA-256 of each input file: --meta, --target-cov) at
+// the start and, on the GRU tasks, checkpoint.json at every evaluation and
+// when a signal stops the run, after the rows of metrics.csv and the draws
+// of trace.bin that it counts are on disk. --resume DIR continues the run
+// in DIR from its checkpoint with its flags and the very input files it
+// started with (--steps may differ, to extend it; a flag that contradicts
+// the run, or an input file that has changed, is refused), drops what was
+// written after the checkpoint (saying so when rows go), appends to its
+// metrics.csv and trace.bin and writes summary.json at the end: the metrics
+// and draws are those of an uninterrupted run, bit for bit, but the
+// seconds. The tasks whose monitor accumulates over the run (Gaussian,
+// MNIST: see tasks.Resumer) cannot resume.
 //
-// An --out that holds a run is refused unless --force, which deletes that
-// run's files first; a directory that another run is writing is refused
-// (a lock file, .lock, marks it). SIGINT or SIGTERM stops the run: it
-// writes its outputs so far, with the error in summary.json, and exits
-// with status 130 or 143. When standard error is not a terminal, a line
-// per evaluation reports progress and the time left.
+// An --out that holds a sample run is refused unless --force, which deletes
+// that run's files first; a directory that holds anything else, a training
+// run included, is refused, and so is one that another run is writing (a
+// lock file, .lock, marks it; the message names its PID). SIGINT, SIGTERM
+// or SIGHUP stops the run: it writes its outputs so far, with the error in
+// summary.json, and exits with status 130, 143 or 129. When standard error
+// is not a terminal, a line per evaluation reports progress and the time
+// left; either way the last line says where the outputs are.
 package main
 
 import (
@@ -113,12 +122,15 @@ func run(ctx context.Context, args []string) error {
 			return cli.Usagef("--force replaces a run and --resume continues it: give one of them")
 		}
 		o.out = o.resume
+		if err := runKind.CheckResume(o.resume); err != nil {
+			return err
+		}
 		if err := resumption.Apply(fs, o.resume); err != nil {
 			return err
 		}
-		if o.traceEvery > 0 {
-			return cli.Usagef("cannot resume %s: it streams a trace (--trace-every), which a resumed run cannot continue; start a new run into another --out", o.resume)
-		}
+	}
+	if err := resumption.Absolute(fs); err != nil {
+		return err
 	}
 	if o.out == "" {
 		return cli.Usagef("--out DIR is required")
@@ -160,9 +172,8 @@ func run(ctx context.Context, args []string) error {
 		defer c.Close()
 	}
 	// a run checkpoints only what it can resume: its monitor restores
-	// from the positions, and it streams no trace
+	// from the positions
 	resumer, resumable := mon.(tasks.Resumer)
-	resumable = resumable && o.traceEvery == 0
 	d := task.Dim
 	if o.resume != "" {
 		if !resumable {
@@ -180,20 +191,25 @@ func run(ctx context.Context, args []string) error {
 		if err := checkFinished(o.resume, cp.State.Steps, o.steps); err != nil {
 			return err
 		}
-	} else if !o.force {
-		if _, err := os.Stat(filepath.Join(o.out, checkpointFile)); err == nil {
-			return cli.Usagef("%s already holds a sample run: continue it with --resume %s, give --force to replace it, or choose another --out", o.out, o.out)
-		}
+	} else if err := runKind.Check(o.out, o.force); err != nil {
+		return err
+	}
+	inputs, err := resumption.Inputs(fs)
+	if err != nil {
+		return err
 	}
 	out, err := cli.OpenOutDir(o.out) // only now: no usage error leaves a directory behind
 	if err != nil {
 		return err
 	}
 	defer out.Close()
-	if o.resume == "" {
-		if err := out.Replace("sample", o.force, outputFiles...); err != nil {
-			return err
-		}
+	if o.resume != "" {
+		err = out.RemoveTemps(runKind)
+	} else {
+		err = out.Replace(runKind, o.force)
+	}
+	if err != nil {
+		return err
 	}
 
 	pcg := rand.NewPCG(o.seed, 0x73616d706c65) // "sample"
@@ -233,8 +249,12 @@ func run(ctx context.Context, args []string) error {
 	steps := 0 // the last step the monitor accepted
 	elapsed := 0.0
 	if cp != nil {
-		if header, rows, err = readRunMetrics(o.resume, cp.Rows, done); err != nil {
+		var dropped string
+		if header, rows, dropped, err = readRunMetrics(o.resume, cp.Rows, done); err != nil {
 			return err
+		}
+		if dropped != "" {
+			fmt.Fprintf(os.Stderr, "sample: %s\n", dropped)
 		}
 		if header != nil {
 			// the rows up to the checkpoint, written whole, then appended to
@@ -254,9 +274,19 @@ func run(ctx context.Context, args []string) error {
 		}
 		steps, elapsed = done, cp.Seconds
 	}
-	if err := cli.WriteJSON(filepath.Join(o.out, configFile), map[string]any{"flags": runFlags(fs), "given": resumption.Given(fs), "code": cli.Version()}); err != nil {
+	if err := cli.WriteJSON(filepath.Join(o.out, configFile), map[string]any{"command": runKind.Command, "flags": runFlags(fs),
+		"given": resumption.Given(fs), "inputs": inputs, "code": cli.Version()}); err != nil {
 		return err
 	}
+	traceDraws := -1 // a new stream
+	if cp != nil {
+		traceDraws = cp.TraceDraws
+	}
+	tr, err := newTracer(o, d, traceDraws)
+	if err != nil {
+		return err
+	}
+	defer tr.abort()    // unless finished: the draws so far stay, unfinished
 	var start time.Time // of the run, earlier than this process's by its time so far
 	saveCheckpoint := func(st *samplers.State) error {
 		if !resumable {
@@ -266,13 +296,17 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		// the rows and draws the checkpoint counts reach the disk before it does
+		if metrics != nil {
+			if err := metrics.Sync(); err != nil {
+				return err
+			}
+		}
+		if c.TraceDraws, err = tr.sync(); err != nil {
+			return err
+		}
 		return writeCheckpoint(o.out, c)
 	}
-	tr, err := newTracer(o, d)
-	if err != nil {
-		return err
-	}
-	defer tr.abort() // unless finished: a run that fails to write its outputs keeps no stream
 	bar := cli.NewProgress(o.steps, label, o.quiet, os.Stderr)
 	bar.Skip(done)
 	start = time.Now().Add(-time.Duration(elapsed * float64(time.Second)))
@@ -286,6 +320,7 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		steps = step
+		bar.Add(1)
 		if err := tr.observe(step, st); err != nil {
 			return err
 		}
@@ -327,7 +362,6 @@ func run(ctx context.Context, args []string) error {
 				return samplers.ErrStop
 			}
 		}
-		bar.Add(1)
 		return nil
 	}
 	runErr := samplers.Run(ctx, kernel, rng, st, o.steps-done, record)
@@ -375,6 +409,7 @@ func run(ctx context.Context, args []string) error {
 			summary["hint"] = hint
 		}
 	} else {
+		bar.Note("computing the run's summary diagnostics")
 		ms, err := mon.Summary()
 		if err != nil {
 			return err

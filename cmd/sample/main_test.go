@@ -267,6 +267,12 @@ func TestSignalsStopWithASummary(t *testing.T) {
 			if code != 1 || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
 				t.Errorf("second run: status %d, stderr %q; want 1 and %q...", code, stderr, want)
 			}
+			// not "continue it with --resume": it is still going
+			code, stderr = clitest.Command(t, "-resume", out)
+			want = fmt.Sprintf("sample: error: cannot resume %s: it is in use by a run that is still going (PID %d on ", out, first.Cmd.Process.Pid)
+			if code != 1 || !strings.HasPrefix(stderr, want) || strings.Count(stderr, "\n") != 1 {
+				t.Errorf("--resume of the running run: status %d, stderr %q; want 1 and %q...", code, stderr, want)
+			}
 
 			first.Stop(t, sig)
 			lines := strings.Split(strings.TrimSpace(first.Stderr.String()), "\n")
@@ -303,9 +309,10 @@ func TestLogWhenNotATerminal(t *testing.T) {
 	for i, re := range []string{
 		stamp + `10/30 \(33%\), .* elapsed, ETA .*: kl=\S+$`,
 		stamp + `finished 30/30 \(100%\), .* elapsed$`,
+		stamp + `computing the run's summary diagnostics$`,
 		stamp + `outputs in ` + regexp.QuoteMeta(out) + `$`,
 	} {
-		j := []int{0, len(lines) - 2, len(lines) - 1}[i]
+		j := []int{0, len(lines) - 3, len(lines) - 2, len(lines) - 1}[i]
 		if !regexp.MustCompile(re).MatchString(lines[j]) {
 			t.Errorf("line %d %q does not match %s", j+1, lines[j], re)
 		}

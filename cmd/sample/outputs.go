@@ -2,17 +2,29 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
-// outputFiles are the files that sample writes into --out; --force removes
-// them before a new run. trace.csv is no longer written (the old --trace N;
-// --trace-every streams trace.bin instead) but stays in the list, so that
-// --force on the directory of a run from before removes it too, rather
-// than leaving it beside the new run's files.
-var outputFiles = []string{metricsFile, "metrics.png", "metrics.svg", summaryFile, checkpointFile, configFile, "trace.csv", traceStream, traceNetCDF}
+// runKind is what sample writes into --out: its files, which --force
+// removes before a new run. trace.csv is no longer written (the old
+// --trace N; --trace-every streams trace.bin instead) but stays in the
+// list, so that --force on the directory of a run from before removes it
+// too, rather than leaving it beside the new run's files.
+var runKind = cli.RunKind{
+	Command: cli.KindSample,
+	Files:   []string{metricsFile, "metrics.png", "metrics.svg", summaryFile, checkpointFile, configFile, "trace.csv", traceStream, traceNetCDF},
+	Keep: func(dir string) string {
+		if _, err := os.Stat(filepath.Join(dir, checkpointFile)); err == nil {
+			return "continue it with --resume " + dir + ", give --force to replace it, or choose another --out"
+		}
+		return "give --force to replace it, or choose another --out"
+	},
+}
 
 // metricsLine formats metrics for a log line, as "kl=0.1234 ess=56.78".
 func metricsLine(ms []tasks.Metric) string {

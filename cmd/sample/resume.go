@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -47,6 +49,9 @@ type checkpoint struct {
 	Rows int `json:"rows"`
 	// Seconds is the run's time so far.
 	Seconds float64 `json:"seconds"`
+	// TraceDraws is the number of draws of trace.bin written up to the
+	// state (--trace-every).
+	TraceDraws int `json:"trace_draws,omitempty"`
 }
 
 // validate checks the checkpoint's fields on their own, and against the
@@ -68,6 +73,8 @@ func (c *checkpoint) validate(d, k int) error {
 		return fmt.Errorf("rows is %d, want 0 to %d (state.steps)", c.Rows, c.State.Steps)
 	case !(c.Seconds >= 0):
 		return fmt.Errorf("seconds is %v, want ≥ 0", c.Seconds)
+	case c.TraceDraws < 0 || c.TraceDraws > c.State.Steps:
+		return fmt.Errorf("trace_draws is %d, want 0 to %d (state.steps)", c.TraceDraws, c.State.Steps)
 	}
 	if err := new(rand.PCG).UnmarshalBinary(c.RNG); err != nil {
 		return fmt.Errorf("rng: %v", err)
@@ -104,6 +111,14 @@ func readCheckpoint(dir string) (*checkpoint, error) {
 	var c checkpoint
 	if err := json.Unmarshal(b, &c); err != nil {
 		return nil, cli.Usagef("checkpoint %s is not valid JSON of a checkpoint (%v); %s", path, err, damaged)
+	}
+	var fields map[string]json.RawMessage
+	json.Unmarshal(b, &fields)
+	switch {
+	case fields == nil:
+		return nil, cli.Usagef("checkpoint %s is not valid: it holds %.20s, not an object with a checkpoint's fields; %s", path, bytes.TrimSpace(b), damaged)
+	case fields["version"] == nil:
+		return nil, cli.Usagef("checkpoint %s is not valid: version is missing; %s", path, damaged)
 	}
 	return &c, nil
 }
@@ -167,43 +182,60 @@ func (c *checkpoint) restore(kernel samplers.Kernel, pcg *rand.PCG, t tasks.Targ
 }
 
 // readRunMetrics reads the first n rows of the run's metrics.csv, which must
-// be evaluations up to step (the rows after them, from evaluations after
-// the checkpoint, are dropped), with its header.
-func readRunMetrics(dir string, n, step int) (header []string, rows [][]string, err error) {
+// be evaluations up to step, with its header. What follows them, rows of
+// evaluations after the checkpoint and a row torn by a crash, is dropped:
+// dropped says what, for a notice, or is "".
+func readRunMetrics(dir string, n, step int) (header []string, rows [][]string, dropped string, err error) {
 	path := filepath.Join(dir, metricsFile)
 	if n == 0 {
-		return nil, nil, nil
+		return nil, nil, "", nil
 	}
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, cli.Usagef("cannot resume %s: %v; the checkpoint follows %d rows of it", dir, err, n)
+		return nil, nil, "", cli.Usagef("cannot resume %s: %v; the checkpoint follows %d rows of it", dir, err, n)
 	}
-	defer f.Close()
-	records, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(records) < 1+n {
-		if err == nil {
+	r := csv.NewReader(bytes.NewReader(b))
+	var records [][]string
+	for len(records) < 1+n {
+		rec, err := r.Read()
+		if err == io.EOF {
 			err = fmt.Errorf("%d rows, fewer than the %d that %s follows", max(len(records)-1, 0), n, checkpointFile)
 		}
-		return nil, nil, cli.Usagef("cannot resume %s: %s: %v; %s", dir, path, err, damaged)
+		if err != nil {
+			return nil, nil, "", cli.Usagef("cannot resume %s: %s: %v; %s", dir, path, err, damaged)
+		}
+		records = append(records, rec)
 	}
-	header, rows = records[0], records[1:1+n]
+	header, rows = records[0], records[1:]
 	if len(header) < 2 || header[0] != "step" || header[1] != "seconds" {
-		return nil, nil, cli.Usagef("cannot resume %s: %s has the header %q, want step, seconds and the metrics; %s", dir, path, header, damaged)
+		return nil, nil, "", cli.Usagef("cannot resume %s: %s has the header %q, want step, seconds and the metrics; %s", dir, path, header, damaged)
 	}
 	last := 0
 	for i, r := range rows {
 		s, err := strconv.Atoi(r[0])
 		if err != nil || s <= last || s > step {
-			return nil, nil, cli.Usagef("cannot resume %s: %s: row %d has step %q, want steps rising up to the checkpoint's %d; %s", dir, path, i+1, r[0], step, damaged)
+			return nil, nil, "", cli.Usagef("cannot resume %s: %s: row %d has step %q, want steps rising up to the checkpoint's %d; %s", dir, path, i+1, r[0], step, damaged)
 		}
 		last = s
 		for j := 1; j < len(r); j++ {
 			if _, err := strconv.ParseFloat(r[j], 64); err != nil {
-				return nil, nil, cli.Usagef("cannot resume %s: %s: row %d, %s: %v; %s", dir, path, i+1, header[j], err, damaged)
+				return nil, nil, "", cli.Usagef("cannot resume %s: %s: row %d, %s: %v; %s", dir, path, i+1, header[j], err, damaged)
 			}
 		}
 	}
-	return header, rows, nil
+	if tail := b[r.InputOffset():]; len(tail) > 0 {
+		lines := bytes.Count(tail, []byte("\n"))
+		torn := len(tail) - (bytes.LastIndexByte(tail, '\n') + 1)
+		var what []string
+		if lines > 0 {
+			what = append(what, fmt.Sprintf("%d line(s) written after the checkpoint at step %d", lines, step))
+		}
+		if torn > 0 {
+			what = append(what, fmt.Sprintf("a torn last line of %d bytes", torn))
+		}
+		dropped = fmt.Sprintf("%s: dropped %s", path, strings.Join(what, " and "))
+	}
+	return header, rows, dropped, nil
 }
 
 // replayEarlyStop rebuilds the early-stopping state from the metrics rows
@@ -248,6 +280,7 @@ func checkFinished(dir string, done, steps int) error {
 // resumption says how a run resumes with its flags: --steps extends it;
 // --quiet and the data directory do not change its result.
 var resumption = cli.RunFlags{
+	Files:   []string{"meta", "target-cov"},
 	Free:    map[string]bool{"steps": true, "quiet": true, "data-dir": true, "download": true},
 	Own:     map[string]bool{"resume": true, "out": true, "force": true, cli.FlagFileFlag: true},
 	Change:  "only --steps may change, to extend it",

@@ -209,7 +209,7 @@ func TestResumeRefusesConflictingFlags(t *testing.T) {
 	}
 	// a new run into the directory is pointed to --resume
 	err := run(context.Background(), append([]string{"-task", "jsb-gru", "-out", dir}, gruRun...))
-	if want := "already holds a sample run: continue it with --resume " + dir; err == nil || !strings.Contains(err.Error(), want) {
+	if want := "already holds a sample run (checkpoint.json, config.json, metrics.csv and 3 more); continue it with --resume " + dir; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("a new run into the directory: %v, want %q", err, want)
 	}
 	// the same values, and --steps, are accepted
@@ -219,8 +219,8 @@ func TestResumeRefusesConflictingFlags(t *testing.T) {
 }
 
 // TestResumeRefusesWhatCannotResume: a run whose monitor accumulates its
-// metrics (the Gaussian and MNIST tasks), or that streams a trace, is not
-// resumed: a one-line usage error says why. Neither writes a checkpoint.
+// metrics (the Gaussian and MNIST tasks), with a trace or without, is not
+// resumed: a one-line usage error says why. It writes no checkpoint.
 func TestResumeRefusesWhatCannotResume(t *testing.T) {
 	toy := []string{"-task", "gaussian20", "-sampler", "sghmc", "-chains", "4", "-steps", "30", "-eval-every", "10", "-quiet"}
 	tests := []struct {
@@ -229,7 +229,7 @@ func TestResumeRefusesWhatCannotResume(t *testing.T) {
 		want string
 	}{
 		{"accumulating monitor", toy, "the monitor of task gaussian20 accumulates its metrics over the run and cannot be restored"},
-		{"trace", append(toy, "-trace-every", "5"), "it streams a trace (--trace-every), which a resumed run cannot continue"},
+		{"trace", append(toy, "-trace-every", "5"), "the monitor of task gaussian20 accumulates its metrics over the run and cannot be restored"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -374,9 +374,10 @@ func TestSignalWritesACheckpointThatResumes(t *testing.T) {
 	}
 }
 
-// TestResumeDropsRowsAfterTheCheckpoint: a run killed without a signal
-// after writing a metrics row but before its checkpoint resumes from the
-// checkpoint without duplicating that row.
+// TestResumeDropsRowsAfterTheCheckpoint: rows of metrics.csv written after
+// the checkpoint, and a row torn by a lost machine with NUL bytes after
+// it, are dropped with a one-line notice, and the run resumes to the
+// uninterrupted run's metrics (the torn row was refused as damage).
 func TestResumeDropsRowsAfterTheCheckpoint(t *testing.T) {
 	needData(t, jsbData)
 	args := append([]string{"-task", "jsb-gru", "-sampler", "sghmc"}, gruRun...)
@@ -385,16 +386,26 @@ func TestResumeDropsRowsAfterTheCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopped := interruptRun(t, args, 7)
-	f, err := os.OpenFile(filepath.Join(stopped, metricsFile), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("9,1,2,3,4\n") // the row of an evaluation the checkpoint does not know
-	f.Close()
-	if err := run(context.Background(), []string{"-resume", stopped}); err != nil {
-		t.Fatal(err)
-	}
-	if a, b := metricsWithoutSeconds(t, straight), metricsWithoutSeconds(t, stopped); !reflect.DeepEqual(a, b) {
-		t.Errorf("metrics.csv of the resumed run differs from the uninterrupted run's:\n  resumed: %q\n  straight: %q", b, a)
+	for _, tc := range []struct{ name, tail, notice string }{
+		// the row of an evaluation the checkpoint does not know
+		{"a row", "9,1,2,3,4\n", "dropped 1 line(s) written after the checkpoint at step 7\n"},
+		{"a torn row", "9,1,2,3,4\n9,0.5,2\x00\x00\x00", "dropped 1 line(s) written after the checkpoint at step 7 and a torn last line of 10 bytes\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := clitest.CopyDir(t, stopped)
+			f, err := os.OpenFile(filepath.Join(dir, metricsFile), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString(tc.tail)
+			f.Close()
+			code, stderr := clitest.Command(t, "-resume", dir)
+			if want := "sample: " + filepath.Join(dir, metricsFile) + ": " + tc.notice; code != 0 || stderr != want {
+				t.Errorf("status %d, stderr %q; want 0 and %q", code, stderr, want)
+			}
+			if a, b := metricsWithoutSeconds(t, straight), metricsWithoutSeconds(t, dir); !reflect.DeepEqual(a, b) {
+				t.Errorf("metrics.csv of the resumed run differs from the uninterrupted run's:\n  resumed: %q\n  straight: %q", b, a)
+			}
+		})
 	}
 }

@@ -107,7 +107,7 @@ func TestTraceStreamsDraws(t *testing.T) {
 func TestTracerWritesTheStatesItObserves(t *testing.T) {
 	out := t.TempDir()
 	const k, d = 2, 3
-	tr, err := newTracer(options{task: "gaussian20", sampler: "sghmc", out: out, chains: k, traceEvery: 2, traceCoords: 2}, d)
+	tr, err := newTracer(options{task: "gaussian20", sampler: "sghmc", out: out, chains: k, traceEvery: 2, traceCoords: 2}, d, -1)
 	if err != nil {
 		t.Fatal(err)
 	}

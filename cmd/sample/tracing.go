@@ -41,8 +41,10 @@ type tracer struct {
 
 // newTracer starts trace.bin in o.out, or returns nil when --trace-every is
 // 0. The header records the run in attributes, so the netCDF file says
-// what it holds.
-func newTracer(o options, d int) (*tracer, error) {
+// what it holds. A resumed run (draws ≥ 0, its checkpoint's count)
+// continues the run's stream after its first draws, dropping those written
+// after the checkpoint.
+func newTracer(o options, d, draws int) (*tracer, error) {
 	if o.traceEvery == 0 {
 		return nil, nil
 	}
@@ -51,12 +53,35 @@ func newTracer(o options, d int) (*tracer, error) {
 		"trace_every": strconv.Itoa(o.traceEvery), "step_size": cli.FormatFloat(o.stepSize),
 		"inference_library": trace.InferenceLibrary, "inference_library_version": versionString(cli.Version()),
 	}
-	w, err := trace.Create(filepath.Join(o.out, traceStream), trace.Header{
-		Chains: o.chains, Dim: d, Coords: trace.FirstCoords(o.traceCoords, d), Stats: []trace.Stat{lpStat}, Attrs: attrs})
+	h := trace.Header{Chains: o.chains, Dim: d, Coords: trace.FirstCoords(o.traceCoords, d), Stats: []trace.Stat{lpStat}, Attrs: attrs}
+	path := filepath.Join(o.out, traceStream)
+	var w *trace.Writer
+	var err error
+	switch {
+	case draws < 0:
+		w, err = trace.Create(path, h)
+	default:
+		w, err = trace.Append(path, h, draws)
+		if err != nil {
+			err = cli.Usagef("cannot resume %s: %v; %s", o.out, err, damaged)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &tracer{w: w, every: o.traceEvery, lp: make([]float64, o.chains)}, nil
+}
+
+// sync commits the draws so far to disk and returns their number, for the
+// checkpoint that counts them (0 without a trace).
+func (t *tracer) sync() (int, error) {
+	if t == nil {
+		return 0, nil
+	}
+	if err := t.w.Sync(); err != nil {
+		return 0, err
+	}
+	return t.w.Draws(), nil
 }
 
 // observe writes the state after step when it is a draw (every --trace-every
@@ -91,7 +116,8 @@ func (t *tracer) finish(out string) (int, error) {
 	return t.w.Draws(), nil
 }
 
-// abort removes the unfinished trace.bin.
+// abort ends trace.bin unfinished, unless finish completed it: its draws
+// so far stay readable, and a resumed run continues it.
 func (t *tracer) abort() {
 	if t != nil {
 		t.w.Abort()

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 )
 
@@ -11,4 +13,32 @@ import (
 // description of the command, then its synopsis and flags, with status 0.
 func TestHelpStartsWithADescription(t *testing.T) {
 	clitest.CheckHelp(t, "train", func(args []string) error { return run(context.Background(), args) })
+}
+
+// TestHelpListsTheTasksItTrainsOn: --task's help names the tasks with a
+// meta-training set-up and no other, and no flag's default is given twice
+// ("(default: the task's) (default -1)").
+func TestHelpListsTheTasksItTrainsOn(t *testing.T) {
+	help, _ := clitest.Stdout(t, func() error { return run(context.Background(), []string{"--help"}) })
+	line := ""
+	for _, l := range strings.Split(help, "\n") {
+		if strings.Contains(l, "--task ") {
+			line = l
+		}
+	}
+	for _, name := range catalog.TrainingNames() {
+		if !strings.Contains(line, name) {
+			t.Errorf("--task's help %q lacks %s", line, name)
+		}
+	}
+	for _, name := range []string{"gaussian20", "mnist-nt", "jsb-gru"} {
+		if strings.Contains(line, name) {
+			t.Errorf("--task's help %q lists %s, which has no training set-up", line, name)
+		}
+	}
+	for _, l := range strings.Split(help, "\n") {
+		if _, after, ok := strings.Cut(l, "(default:"); ok && strings.Contains(after, "(default ") {
+			t.Errorf("a default given twice: %s", l)
+		}
+	}
 }

@@ -6,15 +6,22 @@
 // checkpoint.json (after every epoch), sampler.json (the trained sampler, at
 // the end; run it with `sample --meta DIR/sampler.json`), train.png/.svg
 // (the loss's energy term and gradient norm against steps) and config.json
-// (the resolved flags and training settings). `--resume DIR` continues an
-// interrupted run with the flags in DIR/config.json and gives the same
-// result, bit for bit, as an uninterrupted one; flags given beside it must
-// agree with the run's, but --epochs (to extend a run or end it at its
-// checkpoint), --quiet and the data directory. Ctrl-C (SIGINT) or SIGTERM
-// writes a checkpoint and exits with status 130 or 143. A directory that
-// another run is writing is refused (a lock file, .lock, marks it). When
-// standard error is not a terminal, a line per epoch reports progress and
-// the time left.
+// (the command, the resolved flags, the training settings, and the
+// absolute path and SHA-256 of each input file: --target-cov, --init).
+// `--resume DIR` continues an interrupted run with the flags in
+// DIR/config.json and the very input files it started with, and gives the
+// same result, bit for bit, as an uninterrupted one; flags given beside it
+// must agree with the run's, but --epochs (to extend a run or end it at
+// its checkpoint, never before it), --quiet and the data directory.
+// Ctrl-C (SIGINT), SIGTERM or SIGHUP writes a checkpoint and exits with
+// status 130, 143 or 129; a process killed outright resumes from its last
+// checkpoint. --out must be new, empty, or hold nothing but a training
+// run's interrupted writes: a directory with a training run is pointed to
+// --resume, one with anything else is refused, and so is one that another
+// run is writing (a lock file, .lock, marks it; the message names its
+// PID). When standard error is not a terminal, a line per epoch reports
+// progress and the time left; either way the last line says where the
+// outputs are.
 package main
 
 import (
@@ -26,6 +33,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -72,7 +80,7 @@ type options struct {
 func run(ctx context.Context, args []string) (err error) {
 	fs := pflag.NewFlagSet("train", pflag.ContinueOnError)
 	var o options
-	fs.StringVar(&o.task, "task", "gaussian10", "task to train on: one with a training set-up among "+fmt.Sprint(catalog.Names()))
+	fs.StringVar(&o.task, "task", "gaussian10", "task to train on: one with a meta-training set-up, "+strings.Join(catalog.TrainingNames(), ", "))
 	fs.StringVar(&o.out, "out", "", "output directory (default runs/train-TASK)")
 	fs.StringVar(&o.preset, "preset", "", "quick: a small demo of the task's training that finishes in minutes")
 	fs.StringVar(&o.resume, "resume", "", "continue the run whose checkpoint is in DIR, with its flags (outputs go there too); --epochs may differ, to extend a run or end it at its checkpoint")
@@ -101,12 +109,18 @@ func run(ctx context.Context, args []string) (err error) {
 			return cli.Usagef("--resume writes into the run's own directory; drop --out")
 		}
 		o.out = o.resume
+		if err := runKind.CheckResume(o.resume); err != nil {
+			return err
+		}
 		if resumed, err = readCheckpoint(o.resume); err != nil {
 			return err
 		}
 		if err := resumption.Apply(fs, o.resume); err != nil {
 			return err
 		}
+	}
+	if err := resumption.Absolute(fs); err != nil {
+		return err
 	}
 	switch o.preset {
 	case "", "quick":
@@ -123,8 +137,8 @@ func run(ctx context.Context, args []string) (err error) {
 		}
 	}
 	if o.resume == "" {
-		if _, err := os.Stat(filepath.Join(o.out, "checkpoint.json")); err == nil {
-			return cli.Usagef("%s already holds a training run: continue it with --resume %s, or choose another --out", o.out, o.out)
+		if err := runKind.Check(o.out, false); err != nil {
+			return err
 		}
 	}
 	if err := catalog.OptionFlagsMatch(o.task, fs.Changed); err != nil {
@@ -138,9 +152,18 @@ func run(ctx context.Context, args []string) (err error) {
 		return cli.Usagef("%v", err)
 	}
 	if task.Training == nil {
-		return cli.Usagef("task %q has no meta-training set-up", o.task)
+		return cli.Usagef("task %q has no meta-training set-up (those that have one: %s)", o.task, strings.Join(catalog.TrainingNames(), ", "))
 	}
 	cfg, nn, err := o.settings(fs, task)
+	if err != nil {
+		return err
+	}
+	if resumed != nil {
+		if err := reachesCheckpoint(o.resume, cfg.Epochs, resumed.Position); err != nil {
+			return err
+		}
+	}
+	inputs, err := resumption.Inputs(fs)
 	if err != nil {
 		return err
 	}
@@ -158,6 +181,14 @@ func run(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	defer out.Close()
+	if resumed != nil {
+		err = out.RemoveTemps(runKind)
+	} else {
+		err = out.Replace(runKind, false)
+	}
+	if err != nil {
+		return err
+	}
 	checkpoint := filepath.Join(o.out, "checkpoint.json")
 	var saved *train.Position // where the last checkpoint on disk stands
 	if resumed != nil {
@@ -166,8 +197,8 @@ func run(ctx context.Context, args []string) (err error) {
 		}
 		saved = &resumed.Position
 	}
-	if err := cli.WriteJSON(filepath.Join(o.out, "config.json"), map[string]any{"flags": cli.Resolved(fs), "given": resumption.Given(fs),
-		"training": cfg, "sampler": nn, "code": cli.Version()}); err != nil {
+	if err := cli.WriteJSON(filepath.Join(o.out, cli.ConfigFile), map[string]any{"command": runKind.Command, "flags": cli.Resolved(fs),
+		"given": resumption.Given(fs), "inputs": inputs, "training": cfg, "sampler": nn, "code": cli.Version()}); err != nil {
 		return err
 	}
 
@@ -287,7 +318,7 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 	}{
 		{"epochs", func() { cfg.Epochs = o.epochs }, o.epochs > 0, "a positive integer"},
 		{"sub-epochs", func() { cfg.SubEpochs = o.subEpochs }, o.subEpochs >= 0, "an integer ≥ 0"},
-		{"chains", func() { cfg.Chains = o.chains }, o.chains > 1, "an integer ≥ 2"},
+		{"chains", func() { cfg.Chains = o.chains }, o.chains > 0, "a positive integer"},
 		{"steps", func() { cfg.Steps = o.steps }, o.steps > 0, "a positive integer"},
 		{"window", func() { cfg.Window = o.window }, o.window > 0, "a positive integer"},
 		{"step-size", func() { stepSize = o.stepSize }, positive(o.stepSize), "a positive finite number"},
@@ -301,6 +332,9 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 			}
 			f.set()
 		}
+	}
+	if least, why := cfg.MinChains(); cfg.Chains < least {
+		return cfg, samplers.NNConfig{}, cli.Usagef("--chains %d: this training set-up needs at least %d chains (%s)", cfg.Chains, least, why)
 	}
 	nn, err := t.Sampler(stepSize, o.seed, o.init)
 	if err != nil {
@@ -362,9 +396,35 @@ func readCheckpoint(dir string) (*train.Checkpoint, error) {
 	return cp, nil
 }
 
+// runKind is what train writes into --out.
+var runKind = cli.RunKind{
+	Command: cli.KindTrain,
+	Files:   []string{cli.ConfigFile, "checkpoint.json", "train.csv", "train.png", "train.svg", "sampler.json"},
+	Keep:    func(dir string) string { return "continue it with --resume " + dir + ", or choose another --out" },
+}
+
+// reachesCheckpoint refuses --epochs that end a resumed run in dir before
+// its checkpoint at pos: a run can be extended, or ended at its
+// checkpoint, not cut back.
+func reachesCheckpoint(dir string, epochs int, pos train.Position) error {
+	done := pos.Epoch // epochs the checkpoint has begun
+	if pos.Unroll > 0 {
+		done++
+	}
+	if epochs < done {
+		at := fmt.Sprintf("after epoch %d", pos.Epoch)
+		if pos.Unroll > 0 {
+			at = fmt.Sprintf("in epoch %d", done)
+		}
+		return cli.Usagef("--epochs %d is before the checkpoint of the run in %s, %s: give --epochs %d or more", epochs, dir, at, done)
+	}
+	return nil
+}
+
 // resumption says how a run resumes with its flags: --epochs extends or
 // ends it; --quiet and the data directory do not change its result.
 var resumption = cli.RunFlags{
+	Files:  []string{"target-cov", "init"},
 	Free:   map[string]bool{"epochs": true, "quiet": true, "data-dir": true, "download": true},
 	Own:    map[string]bool{"resume": true, "out": true, cli.FlagFileFlag: true},
 	Change: "only --epochs may change, to extend or end it",

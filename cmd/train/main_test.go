@@ -42,7 +42,14 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 		{[]string{"-step-size=-Inf", "-out", dir}, "--step-size must be a finite number, got -Inf"},
 		{[]string{"-continue-step-size", "0", "-out", dir}, "--continue-step-size: invalid value 0 (want a positive finite number)"},
 		{[]string{"-steps", "10", "-out", dir}, "the in-chain loss has no time within 10 steps"},
-		{[]string{"-resume", filepath.Join(dir, "none")}, "cannot read checkpoint"},
+		{[]string{"-resume", filepath.Join(dir, "none")}, "cannot resume " + filepath.Join(dir, "none") + ": no such file or directory"},
+		// the cross-chain loss's Stein estimator failed on 2 chains after
+		// the run had started, the in-chain loss on fewer than 10
+		{[]string{"-chains", "2", "-preset", "quick", "-out", dir}, "--chains 2: this training set-up needs at least 3 chains (the cross-chain loss: the Stein estimator's bandwidth"},
+		{[]string{"-chains", "5", "-out", dir}, "--chains 5: this training set-up needs at least 10 chains (the in-chain loss draws its first chain from 0..9)"},
+		// flags the task does not read were silently ignored
+		{[]string{"-task", "gaussian10", "-target-scale", "1", "-out", dir}, "--target-scale is a flag of the 20-D toy Gaussian (gaussian20) tasks; task gaussian10 does not use it"},
+		{[]string{"-task", "piano-gru", "-target-seed", "3", "-out", dir}, "--target-seed is a flag of the toy Gaussian"},
 		{[]string{"-init", filepath.Join(dir, "none.json"), "-out", filepath.Join(dir, "i")}, "--init: cannot read sampler file"},
 	}
 	for _, tc := range tests {
@@ -360,7 +367,7 @@ func TestResumeRefusesADamagedRun(t *testing.T) {
 		}, `config.json is not valid (no "flags")`},
 		{"config.json and checkpoint disagree", func(dir string) {
 			editJSON(t, filepath.Join(dir, "config.json"), func(m map[string]any) { m["flags"].(map[string]any)["chains"] = "7" })
-		}, "another training configuration"},
+		}, "its config.chains is 8, this run's 7"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := clitest.CopyDir(t, stopped)
@@ -454,7 +461,7 @@ func TestUsageErrorsLeaveNoOutDir(t *testing.T) {
 	}
 	// --resume of a directory that does not exist creates none
 	none := filepath.Join(root, "none", "run")
-	if code, stderr := clitest.Command(t, "-resume", none); code != 2 || !strings.Contains(stderr, "cannot read checkpoint") {
+	if code, stderr := clitest.Command(t, "-resume", none); code != 2 || !strings.Contains(stderr, "cannot resume "+none+": no such file or directory") {
 		t.Errorf("--resume %s: status %d, stderr %q", none, code, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(root, "none")); !errors.Is(err, os.ErrNotExist) {
@@ -475,7 +482,7 @@ func TestSignalsWriteACheckpoint(t *testing.T) {
 			clitest.WaitFor(t, checkpoint)
 
 			code, second := clitest.Command(t, append(small, "-epochs", "1", "-resume", out)...)
-			want := fmt.Sprintf("train: error: %s is in use by another run (PID %d on ", out, first.Cmd.Process.Pid)
+			want := fmt.Sprintf("train: error: cannot resume %s: it is in use by a run that is still going (PID %d on ", out, first.Cmd.Process.Pid)
 			if code != 1 || !strings.HasPrefix(second, want) || strings.Count(second, "\n") != 1 {
 				t.Errorf("second process: status %d, stderr %q; want 1 and %q...", code, second, want)
 			}

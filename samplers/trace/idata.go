@@ -63,7 +63,8 @@ func groupAttrs(h Header, created time.Time) []attr {
 
 // ConvertFile writes the stream at stream as ArviZ InferenceData to path
 // (see WriteNetCDF), atomically: through a temporary file beside path,
-// renamed over it only when complete.
+// renamed over it only when complete. An unfinished stream gives its
+// complete draws, as Open reads them.
 func ConvertFile(path, stream string, created time.Time) (err error) {
 	if !NetCDF {
 		return ErrNoNetCDF

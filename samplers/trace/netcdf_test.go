@@ -128,6 +128,41 @@ func TestNetCDFReadsBack(t *testing.T) {
 	}
 }
 
+// TestNetCDFOfUnfinishedStream: a stream whose writer was never closed,
+// ending in a torn draw, converts its complete draws.
+func TestNetCDFOfUnfinishedStream(t *testing.T) {
+	tc := idataCases[0]
+	dir := t.TempDir()
+	stream, path := filepath.Join(dir, "trace.bin"), filepath.Join(dir, "trace.nc")
+	w, err := Create(stream, tc.h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	writeDraws(t, w, tc.steps)
+	appendBytes(t, stream, make([]byte, tc.h.recordLen()/2))
+	if err := ConvertFile(path, stream, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	theta, stats := wantValues(tc)
+	for _, want := range []struct {
+		group, name string
+		values      []float64
+	}{
+		{Posterior, "draw", floatsOf(tc.steps)},
+		{Posterior, ThetaVar, theta},
+		{SampleStats, tc.h.Stats[0].Name, stats[0]},
+	} {
+		v, _, _, err := readNetCDF(path, want.group, want.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(v.values, want.values) {
+			t.Errorf("%s/%s: %v, want %v", want.group, want.name, v.values, want.values)
+		}
+	}
+}
+
 // TestNetCDFErrors: a stream that cannot be read or a file that cannot be
 // written is an error naming it, and leaves no file.
 func TestNetCDFErrors(t *testing.T) {

@@ -161,7 +161,7 @@ func (s *Set) Subset(digits ...int) *Set {
 
 // source tells where a missing file can be obtained.
 func source(name string) string {
-	return DefaultBaseURL + name + " (or pass --download to fetch the four MNIST files)"
+	return DefaultBaseURL + name + " (or let cmd/sample or cmd/train fetch the four MNIST files with --download)"
 }
 
 // Load reads the training and test splits from dir/mnist, where dir is the

@@ -176,14 +176,17 @@ func (o *Options) RegisterFlags(fs *pflag.FlagSet) {
 }
 
 type builder struct {
-	desc string
-	make func(Options) (*Task, error)
+	desc   string
+	trains bool // the task has a Training set-up
+	make   func(Options) (*Task, error)
 }
 
 var builders = map[string]builder{}
 
-func register(name, desc string, make func(Options) (*Task, error)) {
-	builders[name] = builder{desc: desc, make: make}
+// register adds the task name; trains says whether it has a meta-training
+// set-up (Task.Training).
+func register(name, desc string, trains bool, make func(Options) (*Task, error)) {
+	builders[name] = builder{desc: desc, trains: trains, make: make}
 }
 
 // Names lists the known tasks.
@@ -191,6 +194,18 @@ func Names() []string {
 	var ns []string
 	for n := range builders {
 		ns = append(ns, n)
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+// TrainingNames lists the tasks that have a meta-training set-up.
+func TrainingNames() []string {
+	var ns []string
+	for n, b := range builders {
+		if b.trains {
+			ns = append(ns, n)
+		}
 	}
 	sort.Strings(ns)
 	return ns
@@ -222,13 +237,18 @@ var optionFlags = []struct {
 	{"hidden", "GRU", isGRU},
 	{"valid", "GRU", isGRU},
 	{"download", "MNIST", func(task string) bool { return strings.HasPrefix(task, "mnist-") }},
-	{"target-cov", "toy Gaussian (gaussian10, gaussian20)", func(task string) bool { return task == "gaussian10" || task == "gaussian20" }},
+	{"target-cov", "toy Gaussian (gaussian10, gaussian20)", isToy},
+	{"target-seed", "toy Gaussian (gaussian10, gaussian20)", isToy},
+	{"target-scale", "20-D toy Gaussian (gaussian20)", func(task string) bool { return task == "gaussian20" }},
 }
+
+func isToy(task string) bool { return task == "gaussian10" || task == "gaussian20" }
 
 func isGRU(task string) bool { return strings.HasSuffix(task, "-gru") }
 
 // OptionFlagsMatch refuses a flag of Options (--hidden, --valid,
-// --download, --target-cov) set for a task that does not read it, which would otherwise
+// --download, --target-cov, --target-seed, --target-scale) set for a task
+// that does not read it, which would otherwise
 // be silently ignored; set reports whether the command line set a flag.
 func OptionFlagsMatch(task string, set func(flag string) bool) error {
 	for _, f := range optionFlags {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -104,6 +105,10 @@ func TestEveryTaskBuilds(t *testing.T) {
 			}
 			if task.Dim < 1 || task.Defaults.Chains < 1 || task.Defaults.Steps < 1 || task.NewTarget == nil || task.NewMonitor == nil {
 				t.Errorf("incomplete task %+v", task)
+			}
+			// train --help lists TrainingNames as the tasks it trains on
+			if trains := slices.Contains(TrainingNames(), name); trains != (task.Training != nil) {
+				t.Errorf("listed among TrainingNames: %v; has a training set-up: %v", trains, task.Training != nil)
 			}
 		})
 	}

@@ -14,11 +14,11 @@ import (
 )
 
 func init() {
-	register("gaussian10", "the paper's 10-D training Gaussian: mean 3, diagonal covariance with variances U[0,1) (or --target-cov FILE)",
+	register("gaussian10", "the paper's 10-D training Gaussian: mean 3, diagonal covariance with variances U[0,1) (or --target-cov FILE)", true,
 		gaussianTask(true, toyTarget(10, func(o Options) (*gaussian.Gaussian, error) { return gaussian.Train10(o.TargetSeed), nil })))
-	register("gaussian20", "the paper's 20-D test Gaussian: mean 3, Σ = LLᵀ with L = s·N(0,1) (or --target-cov FILE)",
+	register("gaussian20", "the paper's 20-D test Gaussian: mean 3, Σ = LLᵀ with L = s·N(0,1) (or --target-cov FILE)", false,
 		gaussianTask(false, toyTarget(20, func(o Options) (*gaussian.Gaussian, error) { return gaussian.NewTest20(o.TargetSeed, o.TargetScale) })))
-	register("gaussian2d", "a correlated 2-D Gaussian (mean 0, unit variances, correlation 0.9) for trajectory pictures",
+	register("gaussian2d", "a correlated 2-D Gaussian (mean 0, unit variances, correlation 0.9) for trajectory pictures", false,
 		gaussianTask(false, func(Options) (*gaussian.Gaussian, error) {
 			return gaussian.New([]float64{0, 0}, mat.NewSymDense(2, []float64{1, 0.9, 0.9, 1}))
 		}))

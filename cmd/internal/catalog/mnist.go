@@ -75,7 +75,7 @@ func init() {
 			clampQ: 4, dMax: 400, evalEvery: 20},
 	}
 	for name, t := range tasks {
-		register(name, t.desc, t.build)
+		register(name, t.desc, t.training != nil, t.build)
 	}
 }
 

@@ -73,7 +73,7 @@ func init() {
 		{"jsb-gru", "jsb", "Bayesian GRU on the JSB chorales", -1.5, false},
 	} {
 		s := s
-		register(s.task, s.desc, func(o Options) (*Task, error) { return musicTask(o, s.data, s.beta, s.trains) })
+		register(s.task, s.desc, s.trains, func(o Options) (*Task, error) { return musicTask(o, s.data, s.beta, s.trains) })
 	}
 }
 

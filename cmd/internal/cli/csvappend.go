@@ -20,7 +20,7 @@ import (
 // complete row: a program stopped by an error or a signal leaves a valid
 // CSV file of the rows so far. Unlike WriteFile, the file is not atomic:
 // it is created empty, with its header, by CreateCSV; and it is synced to
-// disk only by Close.
+// disk by Sync and Close.
 type CSVAppender struct {
 	path   string
 	f      *os.File
@@ -98,6 +98,18 @@ func (a *CSVAppender) write(record []string) error {
 		return err
 	}
 	a.size += int64(n)
+	return nil
+}
+
+// Sync commits the rows appended so far to disk, as a checkpoint that
+// counts them needs before it is written.
+func (a *CSVAppender) Sync() error {
+	if a.f == nil {
+		return fmt.Errorf("writing %s: sync after Close", a.path)
+	}
+	if err := a.f.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", a.path, err)
+	}
 	return nil
 }
 

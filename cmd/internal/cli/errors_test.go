@@ -27,6 +27,7 @@ func TestExitMessage(t *testing.T) {
 		{"multi-line", errors.Join(errors.New("first"), errors.New(" second \n")), "prog: error: first; second", 1},
 		{"SIGINT", &InterruptError{Signal: os.Interrupt, Err: errors.New("training interrupted: checkpoint written")}, "prog: SIGINT: training interrupted: checkpoint written", 130},
 		{"SIGTERM", &InterruptError{Signal: syscall.SIGTERM, Err: errors.New("interrupted by SIGTERM after 5 steps")}, "prog: interrupted by SIGTERM after 5 steps", 143},
+		{"SIGHUP", &InterruptError{Signal: syscall.SIGHUP, Err: errors.New("interrupted by SIGHUP after 5 steps")}, "prog: interrupted by SIGHUP after 5 steps", 129},
 		{"signal name elsewhere", &InterruptError{Signal: syscall.SIGTERM, Err: errors.New("stopped; see /tmp/SIGTERM")}, "prog: SIGTERM: stopped; see /tmp/SIGTERM", 143},
 		{"wrapped SIGTERM", fmt.Errorf("run: %w", &InterruptError{Signal: syscall.SIGTERM, Err: Usagef("x")}), "prog: SIGTERM: run: x", 143},
 	}

@@ -46,10 +46,9 @@ func acquire(path string) (*lock, error) {
 			f.Close()
 			return nil, &heldError{holder: holder.String()}
 		case errors.Is(err, errNoLocks):
-			holder := readHolder(f)
-			if holder.pid > 0 && holder.pid != os.Getpid() && (holder.host != host || processAlive(holder.pid)) {
+			if h, held := recordedHolder(f, path, host); held {
 				f.Close()
-				return nil, &heldError{holder: holder.String() + ", by its lock file alone; remove " + path + " if that is no run"}
+				return nil, &heldError{holder: h}
 			}
 			l.pid = true
 		case err != nil:
@@ -72,6 +71,35 @@ func acquire(path string) (*lock, error) {
 		return l, nil
 	}
 	return nil, errors.New("the lock file keeps being replaced by other processes")
+}
+
+// recordedHolder reports whether the process recorded in the lock file f
+// at path, on a file system without locks, holds it: a process other than
+// this one that is alive on this host, or any on another host.
+func recordedHolder(f *os.File, path, host string) (string, bool) {
+	h := readHolder(f)
+	if h.pid > 0 && h.pid != os.Getpid() && (h.host != host || processAlive(h.pid)) {
+		return h.String() + ", by its lock file alone; remove " + path + " if that is no run", true
+	}
+	return "", false
+}
+
+// heldBy reports whether another run holds the lock file at path, and
+// which ("PID 1234 on host"), without taking the lock.
+func heldBy(path string) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close() // releases a lock taken here
+	switch err := tryLock(f); {
+	case errors.Is(err, errWouldBlock):
+		return readHolder(f).String(), true
+	case errors.Is(err, errNoLocks):
+		host, _ := os.Hostname()
+		return recordedHolder(f, path, host)
+	}
+	return "", false
 }
 
 // release removes the lock file and unlocks it. A lock held by process ID

@@ -88,36 +88,20 @@ func (d *OutDir) removeIfCreated() {
 	}
 }
 
-// Replace makes the directory ready for a new run of command, which writes
-// the files named in files. A directory with none of these files but other
-// entries than the lock file is refused: it holds something else. A
-// directory that holds files of an earlier run is refused unless force is
-// true; then those files are removed first, with the temporary files of
-// interrupted writes (see WriteFile). Replace removes only names in files,
-// never a directory, and does not follow symbolic links: a link is removed
-// as a link. Other entries are left where they are.
-func (d *OutDir) Replace(command string, force bool, files ...string) error {
+// Replace makes the locked directory ready for a new run of k. It refuses
+// what Check refuses; with force, it removes the files of the run of k
+// found there first, with the temporary files of interrupted writes (see
+// WriteFile). Replace removes only k's files, never a directory, and does
+// not follow symbolic links: a link is removed as a link. Other entries
+// are left where they are.
+func (d *OutDir) Replace(k RunKind, force bool) error {
 	entries, err := os.ReadDir(d.Path)
 	if err != nil {
 		return fmt.Errorf("cannot read the output directory %s: %v", d.Path, pathErr(err))
 	}
-	var run, other []string
-	for _, e := range entries {
-		switch name := e.Name(); {
-		case name == LockFile:
-		case isRunFile(name, files):
-			run = append(run, name)
-		default:
-			other = append(other, name)
-		}
-	}
-	switch {
-	case len(run) == 0 && len(other) == 0:
-		return nil
-	case len(run) == 0:
-		return Usagef("the output directory %s is not empty and holds no %s run (it has %s); choose a new or empty --out", d.Path, command, listNames(other))
-	case !force:
-		return Usagef("%s already holds a %s run (%s); give --force to replace it, or choose another --out", d.Path, command, listNames(run))
+	run, err := k.sort(d.Path, entries, force)
+	if err != nil {
+		return err
 	}
 	for _, name := range run {
 		p := filepath.Join(d.Path, name)

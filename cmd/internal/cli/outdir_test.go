@@ -207,27 +207,49 @@ func TestOutDirLeavesNoEmptyDirectory(t *testing.T) {
 	}
 }
 
-// TestReplace: an output directory with an earlier run is refused unless
-// force; force removes the run's files, interrupted writes included, and
-// nothing else, and a symbolic link as a link, never its target.
+// The contents of a run's files in TestReplace.
+const (
+	sampleConfig = `{"command": "sample", "flags": {}, "given": []}`
+	trainConfig  = `{"command": "train", "flags": {}, "given": [], "training": {}}`
+	legacyTrain  = `{"flags": {}, "given": [], "training": {}}`
+	legacySample = `{"flags": {}, "given": []}`
+	userConfig   = `{"learning_rate": 0.1}`
+	oldSummary   = `{"sampler": "sghmc", "task": "gaussian20"}`
+)
+
+// TestReplace: an output directory with an earlier run of the command is
+// refused unless force; force removes the run's files, interrupted writes
+// included, and nothing else, and a symbolic link as a link, never its
+// target. A directory of another command's run, or of anything but a run
+// (a user's own config.json), is refused with or without force, named as
+// what it is.
 func TestReplace(t *testing.T) {
-	files := []string{"metrics.csv", "summary.json", "trace.csv"}
+	sample := RunKind{Command: KindSample, Files: []string{"config.json", "metrics.csv", "summary.json", "trace.csv"}, Keep: func(string) string { return "give --force to replace it, or choose another --out" }}
+	train := RunKind{Command: KindTrain, Files: []string{"config.json", "checkpoint.json", "train.csv", "sampler.json"}, Keep: func(dir string) string { return "continue it with --resume " + dir + ", or choose another --out" }}
 	tests := []struct {
 		name    string
-		entries []string // files to create; "name->target" for a link, "name/" for a directory
+		kind    RunKind
+		entries []string // files to create, "name=content" or "name" (content "old"); "name->target" for a link, "name/" for a directory
 		force   bool
 		want    string   // "" for success, else part of the error
 		left    []string // entries afterwards, the lock file aside
 	}{
-		{"empty", nil, false, "", nil},
-		{"a run", []string{"metrics.csv", "summary.json", "trace.csv"}, false, "already holds a sample run (metrics.csv, summary.json, trace.csv); give --force to replace it", []string{"metrics.csv", "summary.json", "trace.csv"}},
-		{"a crashed run", []string{"metrics.csv"}, false, "already holds a sample run (metrics.csv)", []string{"metrics.csv"}},
-		{"force", []string{"metrics.csv", "summary.json", "trace.csv", ".trace.csv.tmp123"}, true, "", nil},
-		{"force keeps other files", []string{"summary.json", "notes.txt"}, true, "", []string{"notes.txt"}},
-		{"something else", []string{"notes.txt", "data/"}, false, "is not empty and holds no sample run (it has data, notes.txt); choose a new or empty --out", []string{"data", "notes.txt"}},
-		{"something else, force", []string{"notes.txt"}, true, "holds no sample run", []string{"notes.txt"}},
-		{"link", []string{"summary.json", "trace.csv->TARGET"}, true, "", nil},
-		{"a directory in the way", []string{"summary.json", "trace.csv/"}, true, "trace.csv is a directory", []string{"trace.csv"}},
+		{"empty", sample, nil, false, "", nil},
+		{"a run", sample, []string{"config.json=" + sampleConfig, "metrics.csv", "summary.json"}, false, "already holds a sample run (config.json, metrics.csv, summary.json); give --force to replace it", []string{"config.json", "metrics.csv", "summary.json"}},
+		{"a crashed run", sample, []string{"config.json=" + sampleConfig}, false, "already holds a sample run (config.json)", []string{"config.json"}},
+		{"a run before config.json", sample, []string{"summary.json=" + oldSummary, "metrics.csv"}, false, "already holds a sample run", []string{"metrics.csv", "summary.json"}},
+		{"force", sample, []string{"config.json=" + legacySample, "metrics.csv", "summary.json", "trace.csv", ".trace.csv.tmp123"}, true, "", nil},
+		{"force keeps other files", sample, []string{"summary.json=" + oldSummary, "notes.txt"}, true, "", []string{"notes.txt"}},
+		{"only interrupted writes", sample, []string{".summary.json.tmp42"}, false, "", nil},
+		{"something else", sample, []string{"notes.txt", "data/"}, false, "is not empty and holds no run of this program (it has data, notes.txt); sample writes only into a new or empty directory, or one of its own runs", []string{"data", "notes.txt"}},
+		{"something else, force", sample, []string{"notes.txt", "metrics.csv"}, true, "holds no run of this program (it has metrics.csv, notes.txt)", []string{"metrics.csv", "notes.txt"}},
+		{"a user's config.json and train.csv", train, []string{"config.json=" + userConfig, "train.csv"}, false, "holds no run of this program (it has config.json, train.csv)", []string{"config.json", "train.csv"}},
+		{"a training run, sample --force", sample, []string{"config.json=" + trainConfig, "checkpoint.json", "train.csv"}, true, "holds a train run, not a sample run: sample does not write over it", []string{"checkpoint.json", "config.json", "train.csv"}},
+		{"an old training run, sample --force", sample, []string{"config.json=" + legacyTrain, "checkpoint.json"}, true, "holds a train run, not a sample run", []string{"checkpoint.json", "config.json"}},
+		{"a sample run, train", train, []string{"config.json=" + sampleConfig, "summary.json"}, false, "holds a sample run, not a train run", []string{"config.json", "summary.json"}},
+		{"a training run, train", train, []string{"config.json=" + trainConfig, "checkpoint.json"}, false, "already holds a train run (checkpoint.json, config.json); continue it with --resume " + "DIR", []string{"checkpoint.json", "config.json"}},
+		{"link", sample, []string{"summary.json=" + oldSummary, "trace.csv->TARGET"}, true, "", nil},
+		{"a directory in the way", sample, []string{"summary.json=" + oldSummary, "trace.csv/"}, true, "trace.csv is a directory", []string{"summary.json", "trace.csv"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -236,7 +258,11 @@ func TestReplace(t *testing.T) {
 			os.WriteFile(target, []byte("keep"), 0o644)
 			dir := t.TempDir()
 			for _, e := range tt.entries {
-				p := filepath.Join(dir, e)
+				name, content, ok := strings.Cut(e, "=")
+				if !ok {
+					content = "old"
+				}
+				p := filepath.Join(dir, name)
 				var err error
 				switch {
 				case strings.HasSuffix(e, "->TARGET"):
@@ -244,24 +270,29 @@ func TestReplace(t *testing.T) {
 				case strings.HasSuffix(e, "/"):
 					err = os.MkdirAll(filepath.Join(p, "inner"), 0o755)
 				default:
-					err = os.WriteFile(p, []byte("old"), 0o644)
+					err = os.WriteFile(p, []byte(content), 0o644)
 				}
 				if err != nil {
 					t.Fatal(err)
 				}
 			}
+			want := strings.ReplaceAll(tt.want, "DIR", dir)
+			check := func(what string, err error) {
+				t.Helper()
+				switch {
+				case want == "" && err != nil:
+					t.Errorf("%s: %v", what, err)
+				case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+					t.Errorf("%s: %v; want an error with %q", what, err, want)
+				}
+			}
+			check("Check", tt.kind.Check(dir, tt.force))
 			d, err := OpenOutDir(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer d.Close()
-			err = d.Replace("sample", tt.force, files...)
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("Replace: %v", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Errorf("Replace: %v; want an error with %q", err, tt.want)
-			}
+			check("Replace", d.Replace(tt.kind, tt.force))
 			left := slices.DeleteFunc(dirNames(t, dir), func(n string) bool { return n == LockFile })
 			if !slices.Equal(left, tt.left) {
 				t.Errorf("left %v, want %v", left, tt.left)
@@ -270,5 +301,67 @@ func TestReplace(t *testing.T) {
 				t.Errorf("the link's target was touched")
 			}
 		})
+	}
+}
+
+// TestCheckNamesTheRunInUse: an output directory that a live run is
+// writing is refused as in use, by that run's PID, before anything else
+// is said of it (not "continue it with --resume").
+func TestCheckNamesTheRunInUse(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	holder := holdLock(t, dir)
+	os.WriteFile(filepath.Join(dir, ConfigFile), []byte(`{"command": "train", "flags": {}}`), 0o644)
+	k := RunKind{Command: KindTrain, Files: []string{ConfigFile}, Keep: func(dir string) string { return "continue it with --resume " + dir }}
+	err := k.Check(dir, false)
+	want := fmt.Sprintf("%s is in use by another run (PID %d on ", dir, holder.Process.Pid)
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Check: %v; want %q…", err, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, LockFile)); err != nil {
+		t.Errorf("the holder's lock file: %v", err)
+	}
+}
+
+// TestCheckResume: --resume refuses a directory of another command's run,
+// naming the command that continues it, and one that holds no run.
+func TestCheckResume(t *testing.T) {
+	k := RunKind{Command: KindTrain}
+	tests := []struct{ config, want string }{
+		{trainConfig, ""},
+		{legacyTrain, ""},
+		{sampleConfig, "it holds a sample run, not a train run; continue it with sample --resume"},
+		{userConfig, "it holds no train run"},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, ConfigFile), []byte(tt.config), 0o644)
+		err := k.CheckResume(dir)
+		if (tt.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: CheckResume: %v; want %q", tt.config, err, tt.want)
+		}
+	}
+	if err := k.CheckResume(filepath.Join(t.TempDir(), "none")); err == nil {
+		t.Error("CheckResume of a missing directory: no error")
+	}
+}
+
+// TestRemoveTemps: a resumed run removes the temporary files that a
+// killed process left (".train.png.tmp123"), and nothing else.
+func TestRemoveTemps(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"train.png", ".train.png.tmp123", ".config.json.tmp9", ".notes.tmp1", "notes.txt"} {
+		os.WriteFile(filepath.Join(dir, n), nil, 0o644)
+	}
+	d, err := OpenOutDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.RemoveTemps(RunKind{Command: KindTrain, Files: []string{"train.png", "config.json"}}); err != nil {
+		t.Fatal(err)
+	}
+	left := slices.DeleteFunc(dirNames(t, dir), func(n string) bool { return n == LockFile })
+	if want := []string{".notes.tmp1", "notes.txt", "train.png"}; !slices.Equal(left, want) {
+		t.Errorf("left %v, want %v", left, want)
 	}
 }

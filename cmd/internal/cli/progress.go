@@ -20,6 +20,7 @@ import (
 type Progress struct {
 	mu  sync.Mutex
 	bar *progressbar.ProgressBar // terminal mode; nil otherwise
+	w   io.Writer                // the terminal, in terminal mode
 	log *progressLog             // log mode; nil otherwise
 }
 
@@ -73,9 +74,10 @@ func (l *progressLog) status(done int, t time.Time) string {
 	if l.total <= 0 {
 		return fmt.Sprintf("%d done, %v elapsed", done, roundDuration(elapsed))
 	}
-	s := fmt.Sprintf("%d/%d (%.0f%%), %v elapsed", done, l.total, 100*float64(done)/float64(l.total), roundDuration(elapsed))
-	if ran := done - l.skipped; ran > 0 && done < l.total && elapsed > 0 {
-		left := time.Duration(float64(elapsed) / float64(ran) * float64(l.total-done))
+	total := max(l.total, done) // never past 100 %
+	s := fmt.Sprintf("%d/%d (%.0f%%), %v elapsed", done, total, 100*float64(done)/float64(total), roundDuration(elapsed))
+	if ran := done - l.skipped; ran > 0 && done < total && elapsed > 0 {
+		left := time.Duration(float64(elapsed) / float64(ran) * float64(total-done))
 		s += fmt.Sprintf(", ETA %v", roundDuration(left))
 	}
 	return s
@@ -123,10 +125,20 @@ func (p *Progress) Log(done int, msg string) {
 	})
 }
 
-// Note writes a line with msg in log mode, as where the outputs are at the
-// end of a run. It does nothing on a terminal.
+// Note writes msg as a line of its own, as where the outputs are at the end
+// of a run: in log mode as a log line, on a terminal below the bar (or
+// above it while it is drawn).
 func (p *Progress) Note(msg string) {
 	p.withLog(func(l *progressLog) { l.line(l.now(), "%s", msg) })
+	if p == nil || p.bar == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.bar.IsFinished() {
+		_ = p.bar.Clear()
+	}
+	fmt.Fprintln(p.w, msg)
 }
 
 // withLog calls f with the log state, unless the Progress is not in log
@@ -156,7 +168,7 @@ func newProgress(total int, desc string, w io.Writer) *Progress {
 		progressbar.OptionSetRenderBlankState(true),
 		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
 	)
-	return &Progress{bar: bar}
+	return &Progress{bar: bar, w: w}
 }
 
 // do calls f with the bar, unless the bar is disabled or finished: once the

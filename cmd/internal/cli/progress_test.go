@@ -125,6 +125,17 @@ func TestProgressLog(t *testing.T) {
 			},
 		},
 		{
+			name:  "past the total",
+			total: 10,
+			events: []event{
+				{0, "skip", 12, ""},
+				{time.Second, "finish", 0, ""},
+			},
+			want: []string{
+				"2024-05-01 12:00:01 run: finished 12/12 (100%), 1s elapsed",
+			},
+		},
+		{
 			name:  "unknown total",
 			total: 0,
 			events: []event{
@@ -184,6 +195,22 @@ func TestProgressEnabled(t *testing.T) {
 		if total > 0 && !strings.Contains(got, "(5/5") {
 			t.Errorf("total %d: output has no final count: %q", total, got)
 		}
+	}
+}
+
+// TestProgressNoteOnATerminal: on a terminal a note, such as where the
+// outputs are, is a line of its own, before and after the bar ends.
+func TestProgressNoteOnATerminal(t *testing.T) {
+	var out strings.Builder
+	p := newProgress(4, "sampling", &out)
+	p.Add(2)
+	p.Note("stopped early")
+	p.Add(2)
+	p.Finish()
+	p.Note("outputs in runs/x")
+	got := out.String()
+	if !strings.HasSuffix(got, "\noutputs in runs/x\n") || !strings.Contains(got, "stopped early\n") {
+		t.Errorf("output %q: want the notes on lines of their own", got)
 	}
 }
 

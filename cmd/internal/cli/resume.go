@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,8 +15,9 @@ import (
 )
 
 // ConfigFile is the file in a run's directory that records its flags:
-// {"flags": the resolved flags (Resolved), "given": the names of those set
-// (RunFlags.Given), …}, from which --resume DIR takes them.
+// {"command": the command, "flags": the resolved flags (Resolved), "given":
+// the names of those set (RunFlags.Given), "inputs": the input files
+// (RunFlags.Inputs), …}, from which --resume DIR takes them.
 const ConfigFile = "config.json"
 
 // RunFlags says how a command continues a run with the flags its
@@ -34,6 +38,100 @@ type RunFlags struct {
 	Legacy func(fs *pflag.FlagSet, flags map[string]string) map[string]bool
 	// Damaged says what to do about a damaged ConfigFile.
 	Damaged string
+	// Files are the flags that name input files (a trained sampler, a
+	// covariance): ConfigFile records each one's absolute path and content
+	// hash (Inputs), and a resumed run reads the same path and refuses a
+	// file whose content has changed.
+	Files []string
+}
+
+// Input is an input file of a run, as ConfigFile records it under
+// "inputs", keyed by its flag.
+type Input struct {
+	Path   string `json:"path"`   // absolute
+	SHA256 string `json:"sha256"` // of the content, in hex
+}
+
+// Absolute sets each flag of r.Files that fs sets to a path to its
+// absolute form, so that the run's records (ConfigFile, its summary) name
+// the very file it read, wherever it is resumed from.
+func (r RunFlags) Absolute(fs *pflag.FlagSet) error {
+	for _, name := range r.Files {
+		f := fs.Lookup(name)
+		if f == nil || f.Value.String() == "" || filepath.IsAbs(f.Value.String()) {
+			continue
+		}
+		abs, err := filepath.Abs(f.Value.String())
+		if err == nil {
+			err = fs.Set(name, abs)
+		}
+		if err != nil {
+			return Usagef("--%s %s: %v", name, f.Value, err)
+		}
+	}
+	return nil
+}
+
+// Inputs returns the input files that the flags in r.Files name on fs
+// (those set to a non-empty path), with their absolute paths and content
+// hashes, for ConfigFile's "inputs".
+func (r RunFlags) Inputs(fs *pflag.FlagSet) (map[string]Input, error) {
+	in := map[string]Input{}
+	for _, name := range r.Files {
+		f := fs.Lookup(name)
+		if f == nil || f.Value.String() == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f.Value.String())
+		if err != nil {
+			return nil, Usagef("--%s %s: %v", name, f.Value, err)
+		}
+		sum, err := fileSHA256(abs)
+		if err != nil {
+			return nil, Usagef("--%s: %v", name, err)
+		}
+		in[name] = Input{Path: abs, SHA256: sum}
+	}
+	return in, nil
+}
+
+// fileSHA256 returns the SHA-256 of the file at path, in hex.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// applyInput sets the file flag name on fs to the run's input file in,
+// unless this command line names the same file, and checks that its
+// content is the run's: a run resumes with the very inputs it started
+// with, wherever it is resumed from.
+func (r RunFlags) applyInput(fs *pflag.FlagSet, dir, path, name string, in Input) error {
+	if fs.Changed(name) {
+		now := fs.Lookup(name).Value.String()
+		if abs, err := filepath.Abs(now); err != nil || abs != in.Path {
+			return Usagef("--%s %s conflicts with the run in %s, which started with --%s %s (%s): drop --%s to continue the run as it was, or start a new run into another --out",
+				name, now, dir, name, in.Path, path, name)
+		}
+	}
+	if err := fs.Set(name, in.Path); err != nil {
+		return Usagef("cannot resume %s: %s: --%s %s: %v; %s", dir, path, name, in.Path, err, r.Damaged)
+	}
+	sum, err := fileSHA256(in.Path)
+	switch {
+	case err != nil:
+		return Usagef("cannot resume %s: it started with --%s %s, which cannot be read now (%v): put that file back, or start a new run into another --out", dir, name, in.Path, pathErr(err))
+	case sum != in.SHA256:
+		return Usagef("cannot resume %s: --%s %s has changed since the run started (sha256 %.12s…, was %.12s…): put back the file it started with, or start a new run into another --out", dir, name, in.Path, sum, in.SHA256)
+	}
+	return nil
 }
 
 // Apply sets on fs the flags of the run in dir that this command line does
@@ -46,8 +144,9 @@ func (r RunFlags) Apply(fs *pflag.FlagSet, dir string) error {
 		return Usagef("cannot resume %s: %v; the run's %s holds its flags: restore it, or start afresh into another --out", dir, err, ConfigFile)
 	}
 	var saved struct {
-		Flags map[string]string `json:"flags"`
-		Given []string          `json:"given"`
+		Flags  map[string]string `json:"flags"`
+		Given  []string          `json:"given"`
+		Inputs map[string]Input  `json:"inputs"`
 	}
 	if err := json.Unmarshal(b, &saved); err != nil || saved.Flags == nil || (saved.Given == nil && r.Legacy == nil) {
 		switch {
@@ -79,6 +178,12 @@ func (r RunFlags) Apply(fs *pflag.FlagSet, dir string) error {
 		v := saved.Flags[name]
 		f := fs.Lookup(name)
 		if f == nil || r.Own[name] {
+			continue
+		}
+		if in, ok := saved.Inputs[name]; ok && set[name] {
+			if err := r.applyInput(fs, dir, path, name, in); err != nil {
+				return err
+			}
 			continue
 		}
 		if fs.Changed(name) {

@@ -10,8 +10,9 @@ import (
 )
 
 // Signals are the signals that NotifyContext turns into a cancellation:
-// SIGINT (Ctrl-C) and SIGTERM (sent by batch schedulers and kill).
-var Signals = []os.Signal{os.Interrupt, syscall.SIGTERM}
+// SIGINT (Ctrl-C), SIGTERM (sent by batch schedulers and kill) and SIGHUP
+// (the terminal or SSH session closed).
+var Signals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // SignalError is the cause of a context cancelled by NotifyContext.
 type SignalError struct {
@@ -29,13 +30,15 @@ func SignalName(s os.Signal) string {
 		return "SIGINT"
 	case syscall.SIGTERM:
 		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
 	}
 	return s.String()
 }
 
 // signalStatus returns the exit status of a program stopped by s: 128 plus
 // the signal's number, as a shell reports it (130 for SIGINT, 143 for
-// SIGTERM).
+// SIGTERM, 129 for SIGHUP).
 func signalStatus(s os.Signal) int {
 	if n, ok := s.(syscall.Signal); ok {
 		return 128 + int(n)
@@ -44,9 +47,9 @@ func signalStatus(s os.Signal) int {
 }
 
 // NotifyContext returns a copy of parent that is cancelled at the first
-// SIGINT or SIGTERM, with a *SignalError as its cause (see Signal), and a
+// signal of Signals, with a *SignalError as its cause (see Signal), and a
 // function that stops the notification. After the first signal the default
-// action of both is restored, so a second one ends the program at once.
+// action of each is restored, so a second one ends the program at once.
 func NotifyContext(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
 	ch := make(chan os.Signal, 1)

@@ -11,10 +11,10 @@ import (
 	"time"
 )
 
-// TestNotifyContext: SIGINT and SIGTERM cancel the context with the signal
+// TestNotifyContext: SIGINT, SIGTERM and SIGHUP cancel the context with the signal
 // as the cause, and Interrupted then marks the run's error with it.
 func TestNotifyContext(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(SignalName(sig), func(t *testing.T) {
 			ctx, stop := NotifyContext(context.Background())
 			defer stop()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
@@ -53,5 +54,30 @@ func (h Help) Write(w io.Writer, fs *pflag.FlagSet) {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(w, "\nFlags:\n%s", fs.FlagUsages())
+	fmt.Fprintf(w, "\nFlags:\n%s", flagUsages(fs))
+}
+
+// flagUsages lists the flags of fs as pflag does, but that a flag whose
+// usage says its default itself ("(default: the task's)") is not given a
+// second one by pflag (a sentinel such as "(default -1)").
+func flagUsages(fs *pflag.FlagSet) string {
+	shown := pflag.NewFlagSet(fs.Name(), pflag.ContinueOnError)
+	shown.SortFlags = fs.SortFlags
+	fs.VisitAll(func(f *pflag.Flag) {
+		c := *f
+		if strings.Contains(c.Usage, "(default") {
+			switch t := c.Value.Type(); {
+			case t == "string":
+				c.DefValue = ""
+			case t == "bool":
+				c.DefValue = "false"
+			case strings.HasSuffix(t, "Slice"):
+				c.DefValue = "[]"
+			default:
+				c.DefValue = "0"
+			}
+		}
+		shown.AddFlag(&c)
+	})
+	return shown.FlagUsages()
 }

@@ -33,3 +33,26 @@ func TestHelpDescribesTheCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpGivesEachDefaultOnce: a flag whose usage states its default
+// ("(default: the task's)") is not also given pflag's "(default -1)";
+// other flags keep pflag's default.
+func TestHelpGivesEachDefaultOnce(t *testing.T) {
+	fs := pflag.NewFlagSet("train", pflag.ContinueOnError)
+	fs.Int("sub-epochs", -1, "continuation unrolls per epoch (default: the task's)")
+	fs.Float64("noise", -1, "gradient noise (default: the task's)")
+	fs.IntSlice("q-hidden", []int{3}, "widths (default: the task's)")
+	fs.Uint64("seed", 1, "random seed")
+	var buf bytes.Buffer
+	Help{Name: "train", Description: "trains.", Synopsis: "train"}.Write(&buf, fs)
+	got := buf.String()
+	if strings.Contains(got, "(default -1)") || strings.Contains(got, "(default [3])") || strings.Count(got, "(default: the task's)") != 3 {
+		t.Errorf("help gives a default twice:\n%s", got)
+	}
+	if !strings.Contains(got, "random seed (default 1)") {
+		t.Errorf("help lost pflag's default of --seed:\n%s", got)
+	}
+	if v, _ := fs.GetInt("sub-epochs"); v != -1 || fs.Lookup("sub-epochs").DefValue != "-1" {
+		t.Errorf("writing the help changed the flag set")
+	}
+}

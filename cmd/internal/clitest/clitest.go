@@ -134,8 +134,8 @@ type StopSignal struct {
 	Code int
 }
 
-// StopSignals are SIGINT and SIGTERM, for a test of each.
-var StopSignals = []StopSignal{{syscall.SIGINT, "SIGINT", 130}, {syscall.SIGTERM, "SIGTERM", 143}}
+// StopSignals are SIGINT, SIGTERM and SIGHUP, for a test of each.
+var StopSignals = []StopSignal{{syscall.SIGINT, "SIGINT", 130}, {syscall.SIGTERM, "SIGTERM", 143}, {syscall.SIGHUP, "SIGHUP", 129}}
 
 // Stop sends sig to the command and waits for it to exit; it fails the test
 // unless the command exits with sig's status.

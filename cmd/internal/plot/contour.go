@@ -28,8 +28,11 @@ import (
 // blank, and contour lines stop at them.
 //
 // Contour returns an error, writing nothing, if f is nil, n < 2, the
-// ranges are not finite with xmin < xmax and ymin < ymax, or f has no
-// finite value on the grid.
+// ranges are not finite with xmin < xmax and ymin < ymax, f has no finite
+// value on the grid, or the title or a label has a character that the
+// font lacks (a *GlyphError; see CheckText).
+//
+// Contour's memory grows with n²: ContourBytes estimates it.
 func Contour(path, title, xlabel, ylabel string, f func(x, y float64) float64, xmin, xmax, ymin, ymax float64, n int) error {
 	switch {
 	case f == nil:
@@ -40,6 +43,9 @@ func Contour(path, title, xlabel, ylabel string, f func(x, y float64) float64, x
 		return fmt.Errorf("plot: Contour: bad x range [%g, %g]", xmin, xmax)
 	case !finite(ymin) || !finite(ymax) || !(ymin < ymax):
 		return fmt.Errorf("plot: Contour: bad y range [%g, %g]", ymin, ymax)
+	}
+	if err := drawableAll(figText{"title", &title}, figText{"x label", &xlabel}, figText{"y label", &ylabel}); err != nil {
+		return fmt.Errorf("plot: Contour: %w", err)
 	}
 	g := newGrid(f, xmin, xmax, ymin, ymax, n, n)
 	if g.finite == 0 {
@@ -65,8 +71,7 @@ func Contour(path, title, xlabel, ylabel string, f func(x, y float64) float64, x
 	levels := niceLevels(g.min, g.max)
 
 	p := newPlot(title, xlabel, ylabel)
-	k := max(1, (600+n-1)/n)
-	hm := plotter.NewHeatMap(upsampled{g, k}, cmap.Palette(256))
+	hm := plotter.NewHeatMap(upsampled{g, rasterScale(n)}, cmap.Palette(256))
 	hm.Min, hm.Max = lo, hi
 	hm.NaN = nil // blank
 	hm.Rasterized = true
@@ -112,6 +117,28 @@ func Contour(path, title, xlabel, ylabel string, f func(x, y float64) float64, x
 		p.Draw(main)
 		bar.Draw(strip)
 	})
+}
+
+// rasterScale returns the number of heat-map pixels along each axis per
+// cell of an n×n grid: enough for at least 600 pixels a side.
+func rasterScale(n int) int { return max(1, (600+n-1)/n) }
+
+// ContourBytes estimates the memory, in bytes, that Contour allocates for
+// an n×n grid: 8 bytes a grid point for the values, and for the heat map
+// a raster of 8 bytes a pixel (n·k pixels a side, at least 600: k pixels
+// a cell) drawn once for the PNG and once for the SVG, which embeds it
+// PNG-encoded in base64, that is about 3 raster sizes more at worst.
+// n may be far larger than Contour can draw; the estimate is a float64
+// so as not to overflow.
+func ContourBytes(n int) float64 {
+	if n < 1 {
+		return 0
+	}
+	side := float64(n)
+	if n < 600 {
+		side *= float64(rasterScale(n))
+	}
+	return 8*float64(n)*float64(n) + 5*8*side*side
 }
 
 // upsampled presents each cell of a grid as k×k cells of the same value

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strings"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -25,7 +26,14 @@ type Series struct {
 // Lines writes a line plot of the series to path+".png" and path+".svg":
 // one curve per series in distinct colours and dashes, with a legend of
 // the series' names, and, where a series has Lower and Upper, a band of
-// its colour. If logY, the y axis has a log scale.
+// its colour. If logY, the y axis has a log scale and its label says so:
+// "value" becomes "value (log scale)" (the tick labels are the plain
+// values, as 0.01, 1 and 100), and an empty label "log scale".
+//
+// Text is drawn as CheckText describes: sub- and superscripts that the
+// font lacks are spelled out, and Lines returns a *GlyphError, writing
+// nothing, if the title, a label or a series' name has another character
+// that the font lacks.
 //
 // Points that cannot be drawn (a NaN or infinite coordinate, or y ≤ 0 on
 // a log axis) are skipped and break the curve; band points are skipped
@@ -46,6 +54,19 @@ func Lines(path string, title, xlabel, ylabel string, logY bool, series ...Serie
 		if s.Lower != nil && (len(s.Lower) != len(s.X) || len(s.Upper) != len(s.X)) {
 			return fmt.Errorf("plot: Lines: series %d (%q): %d x values but %d lower and %d upper bounds", i, s.Name, len(s.X), len(s.Lower), len(s.Upper))
 		}
+	}
+
+	names := make([]string, len(series))
+	texts := []figText{{"title", &title}, {"x label", &xlabel}, {"y label", &ylabel}}
+	for i, s := range series {
+		names[i] = s.Name
+		texts = append(texts, figText{fmt.Sprintf("series %d", i), &names[i]})
+	}
+	if err := drawableAll(texts...); err != nil {
+		return fmt.Errorf("plot: Lines: %w", err)
+	}
+	if logY {
+		ylabel = logLabel(ylabel)
 	}
 
 	p := newPlot(title, xlabel, ylabel)
@@ -126,9 +147,9 @@ func Lines(path string, title, xlabel, ylabel string, logY bool, series ...Serie
 		}
 		thumb := &plotter.Line{LineStyle: style}
 		if bands[i] != nil {
-			leg.add(s.Name, bands[i], thumb)
+			leg.add(names[i], bands[i], thumb)
 		} else {
-			leg.add(s.Name, thumb)
+			leg.add(names[i], thumb)
 		}
 	}
 	if !anyPoint && logY {
@@ -144,6 +165,19 @@ func Lines(path string, title, xlabel, ylabel string, logY bool, series ...Serie
 		// substitutes a wider font.
 		p.Draw(draw.Crop(dc, vg.Points(4), -vg.Points(10), vg.Points(4), -vg.Points(4)))
 	})
+}
+
+// logLabel returns the label of a log-scale axis: label followed by
+// " (log scale)", or "log scale" for an empty label, unless label already
+// says "log scale".
+func logLabel(label string) string {
+	switch {
+	case label == "":
+		return "log scale"
+	case strings.Contains(label, "log scale"):
+		return label
+	}
+	return label + " (log scale)"
 }
 
 // runs returns the maximal runs of consecutive indices in [0, n) for which

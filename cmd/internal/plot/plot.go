@@ -8,8 +8,10 @@
 // before anything is written: a call that returns an error for bad input
 // leaves no file behind. Both files are drawn in memory before the first
 // is written; if writing the SVG fails, the new PNG stays. Non-finite
-// values are skipped, not rejected. The functions are safe to call from
-// several goroutines at once.
+// values are skipped, not rejected. All text is set in Liberation Sans;
+// text with a character that the font lacks is refused or spelled out as
+// CheckText describes, never drawn with the character missing. The
+// functions are safe to call from several goroutines at once.
 package plot
 
 import (

@@ -153,7 +153,7 @@ func TestTrajectories(t *testing.T) {
 	x2[10], y2[20] = math.NaN(), math.Inf(1)
 	levels := append([]float64(nil), gaussLevels...)
 	dir := t.TempDir()
-	err := Trajectories(filepath.Join(dir, "traj"), "2-D Gaussian", gauss2, levels,
+	err := Trajectories(filepath.Join(dir, "traj"), "2-D Gaussian", "θ₀", "θ₁", gauss2, levels,
 		Panel{Title: "NNSGHMC", X: x1, Y: y1},
 		Panel{Title: "SGHMC", X: x2, Y: y2},
 	)
@@ -189,7 +189,7 @@ func TestTrajectoriesEdgeCases(t *testing.T) {
 		"levels not drawn": {func(x, y float64) float64 { return 0 }, []Panel{{X: []float64{0, 1}, Y: []float64{0, 1}}}},
 	} {
 		dir := t.TempDir()
-		if err := Trajectories(filepath.Join(dir, "f"), name, c.f, gaussLevels, c.panels...); err != nil {
+		if err := Trajectories(filepath.Join(dir, "f"), name, "x", "y", c.f, gaussLevels, c.panels...); err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
@@ -207,7 +207,7 @@ func TestTrajectoriesErrors(t *testing.T) {
 		"no levels": {[]float64{math.NaN()}, []Panel{{X: []float64{1}, Y: []float64{1}}}},
 	} {
 		dir := t.TempDir()
-		if err := Trajectories(filepath.Join(dir, "f"), "t", gauss2, c.levels, c.panels...); err == nil {
+		if err := Trajectories(filepath.Join(dir, "f"), "t", "x", "y", gauss2, c.levels, c.panels...); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 		checkDir(t, dir)
@@ -442,7 +442,7 @@ func TestWriteExamples(t *testing.T) {
 	}
 	x1, y1 := chain(0.01, 0.1, 400)
 	x2, y2 := chain(0.01, 0.5, 400)
-	if err := Trajectories(filepath.Join(dir, "trajectories"), "One chain on a 2-D Gaussian, same time η·T", gauss2, gaussLevels,
+	if err := Trajectories(filepath.Join(dir, "trajectories"), "One chain on a 2-D Gaussian, same time η·T", "θ₀", "θ₁", gauss2, gaussLevels,
 		Panel{Title: "NNSGHMC", X: x1, Y: y1}, Panel{Title: "SGHMC", X: x2, Y: y2}); err != nil {
 		t.Fatal(err)
 	}
@@ -483,7 +483,7 @@ func TestConcurrent(t *testing.T) {
 		errs <- Lines(filepath.Join(dir, "a"), "a", "x", "y", true, Series{Name: "s", X: []float64{1, 2}, Y: []float64{1, 2}})
 	}()
 	go func() {
-		errs <- Trajectories(filepath.Join(dir, "b"), "b", gauss2, gaussLevels, Panel{X: []float64{0, 1}, Y: []float64{0, 1}})
+		errs <- Trajectories(filepath.Join(dir, "b"), "b", "x", "y", gauss2, gaussLevels, Panel{X: []float64{0, 1}, Y: []float64{0, 1}})
 	}()
 	go func() {
 		errs <- Contour(filepath.Join(dir, "c"), "c", "x", "y", gauss2, -1, 1, -1, 1, 10)

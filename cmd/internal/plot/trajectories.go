@@ -20,7 +20,8 @@ type Panel struct {
 }
 
 // Trajectories writes side-by-side panels to path+".png" and
-// path+".svg", under the figure title title, one per panel: the
+// path+".svg", under the figure title title, one per panel, each with
+// its x axis labelled xlabel and its y axis ylabel: the
 // contour lines of contour at levels, in grey, and the panel's path as a
 // thin line in the panel's colour (the colours of Lines' series, in the
 // same order), its start marked with a dot and its end with a filled triangle.
@@ -36,15 +37,24 @@ type Panel struct {
 //
 // Non-finite points are skipped and break the path. Trajectories returns
 // an error, writing nothing, if there are no panels, a panel's X and Y
-// differ in length, or contour is not nil but no level is finite.
-func Trajectories(path, title string, contour func(x, y float64) float64, levels []float64, panels ...Panel) error {
+// differ in length, contour is not nil but no level is finite, or the
+// title, a label or a panel's title has a character that the font lacks
+// (a *GlyphError; see CheckText).
+func Trajectories(path, title, xlabel, ylabel string, contour func(x, y float64) float64, levels []float64, panels ...Panel) error {
 	if len(panels) == 0 {
 		return errors.New("plot: Trajectories: no panels")
 	}
+	titles := make([]string, len(panels))
+	texts := []figText{{"title", &title}, {"x label", &xlabel}, {"y label", &ylabel}}
 	for i, pn := range panels {
 		if len(pn.X) != len(pn.Y) {
 			return fmt.Errorf("plot: Trajectories: panel %d (%q): %d x values but %d y values", i, pn.Title, len(pn.X), len(pn.Y))
 		}
+		titles[i] = pn.Title
+		texts = append(texts, figText{fmt.Sprintf("panel %d", i), &titles[i]})
+	}
+	if err := drawableAll(texts...); err != nil {
+		return fmt.Errorf("plot: Trajectories: %w", err)
 	}
 	var lv []float64
 	for _, v := range levels {
@@ -85,7 +95,7 @@ func Trajectories(path, title string, contour func(x, y float64) float64, levels
 	}
 	plots := make([][]*gplot.Plot, 1)
 	for i, pn := range panels {
-		p := newPlot(pn.Title, "", "")
+		p := newPlot(titles[i], xlabel, ylabel)
 		scaleText(p, textScale)
 		var leg legend
 		leg.size = legendSize * vg.Length(textScale) * 0.9
