@@ -14,23 +14,23 @@ import (
 // mlpBlock is the number of rows a kernel processes at once, with BLAS.
 const mlpBlock = 256
 
-// compute fills out from the inputs' data; for mlpInputGrad, value (when not
+// compute fills out from the inputs' data; for InputGrad, value (when not
 // nil) also receives the network's outputs f(x_i) from the same pass.
-func (op spec) compute(data [][]float64, out, value []float64) {
-	in := op.sizes[0]
+func (op Spec) compute(data [][]float64, out, value []float64) {
+	in := op.Sizes[0]
 	n := len(data[0]) / in
 	np := 2 * op.layers()
 	params := data[1 : 1+np]
 	var g, h []float64
-	switch op.kind {
-	case mlpInputGrad, mlpParamGrad:
+	switch op.Kind {
+	case InputGrad, ParamGrad:
 		g = data[1+np]
-	case mlpJVP:
+	case JVP:
 		h = data[1+np]
-	case mlpInputHVP, mlpMixed:
+	case InputHVP, Mixed:
 		g, h = data[1+np], data[2+np]
 	}
-	reduce := op.kind == mlpParamGrad || op.kind == mlpMixed
+	reduce := op.Kind == ParamGrad || op.Kind == Mixed
 	// The rows are cut into spans of a fixed size, shared out among the
 	// workers; a reduction adds the spans' partial sums in span order, so
 	// the result does not depend on the number of workers.
@@ -58,8 +58,8 @@ const mlpSpan = 8 * mlpBlock
 
 // computeSpan runs the kernel k on rows [lo, hi) block by block; a
 // reduction adds into partial.
-func (op spec) computeSpan(k *mlpKernel, data [][]float64, out, value, g, h, partial []float64, lo, hi int) {
-	in := op.sizes[0]
+func (op Spec) computeSpan(k *mlpKernel, data [][]float64, out, value, g, h, partial []float64, lo, hi int) {
+	in := op.Sizes[0]
 	for b0 := lo; b0 < hi; b0 += mlpBlock {
 		b1 := min(b0+mlpBlock, hi)
 		rows := b1 - b0
@@ -71,15 +71,15 @@ func (op spec) computeSpan(k *mlpKernel, data [][]float64, out, value, g, h, par
 		if h != nil {
 			hb = h[b0*in : b1*in]
 		}
-		switch op.kind {
-		case mlpValue:
+		switch op.Kind {
+		case Value:
 			if k.shallow() {
 				k.shallowRows(x, rows, nil, out[b0:b1], nil)
 				break
 			}
 			k.forward(x, rows)
 			copy(out[b0:b1], k.z[len(k.z)-1][:rows])
-		case mlpInputGrad:
+		case InputGrad:
 			var vb []float64
 			if value != nil {
 				vb = value[b0:b1]
@@ -91,14 +91,14 @@ func (op spec) computeSpan(k *mlpKernel, data [][]float64, out, value, g, h, par
 			k.forward(x, rows)
 			copy(vb, k.z[len(k.z)-1][:rows])
 			k.reverse(gb, out[b0*in:b1*in], nil)
-		case mlpParamGrad:
+		case ParamGrad:
 			if k.shallowReLU() {
 				k.shallowParamGrad(x, gb, rows, partial)
 				break
 			}
 			k.forward(x, rows)
 			k.reverse(gb, nil, partial)
-		case mlpJVP:
+		case JVP:
 			// the directional derivative of f along H_i
 			if k.shallowReLU() {
 				k.shallowJVP(x, hb, rows, out[b0:b1])
@@ -106,7 +106,7 @@ func (op spec) computeSpan(k *mlpKernel, data [][]float64, out, value, g, h, par
 			}
 			k.tangent(x, hb, rows)
 			copy(out[b0:b1], k.zd[len(k.zd)-1][:rows])
-		case mlpInputHVP:
+		case InputHVP:
 			if k.shallowReLU() {
 				// ReLU's act2 is zero, and so is every term tangentReverse
 				// sums: +0, as from mulT
@@ -115,7 +115,7 @@ func (op spec) computeSpan(k *mlpKernel, data [][]float64, out, value, g, h, par
 			}
 			k.tangent(x, hb, rows)
 			k.tangentReverse(gb, out[b0*in:b1*in], nil)
-		case mlpMixed:
+		case Mixed:
 			if k.shallowReLU() {
 				k.shallowMixed(x, gb, hb, rows, partial)
 				break
@@ -131,7 +131,7 @@ func (op spec) computeSpan(k *mlpKernel, data [][]float64, out, value, g, h, par
 // Ż_l, Ȧ_l along a direction H, and the adjoints of all four, each
 // (rows × width_l) row-major.
 type mlpKernel struct {
-	op               spec
+	op               Spec
 	params           [][]float64
 	z, a, zd, ad     [][]float64
 	zb, ab, zdb, adb [][]float64
@@ -148,8 +148,8 @@ type mlpKernel struct {
 // allocation besides its output.
 var mlpKernels sync.Map // network shape → *sync.Pool of *mlpKernel
 
-func getMLPKernel(op spec, params [][]float64) *mlpKernel {
-	key := fmt.Sprint(op.sizes)
+func getMLPKernel(op Spec, params [][]float64) *mlpKernel {
+	key := fmt.Sprint(op.Sizes)
 	p, _ := mlpKernels.LoadOrStore(key, &sync.Pool{})
 	if k, ok := p.(*sync.Pool).Get().(*mlpKernel); ok {
 		k.op, k.params = op, params
@@ -160,18 +160,18 @@ func getMLPKernel(op spec, params [][]float64) *mlpKernel {
 
 func putMLPKernel(k *mlpKernel) {
 	k.params, k.x, k.h = nil, nil, nil
-	if p, ok := mlpKernels.Load(fmt.Sprint(k.op.sizes)); ok {
+	if p, ok := mlpKernels.Load(fmt.Sprint(k.op.Sizes)); ok {
 		p.(*sync.Pool).Put(k)
 	}
 }
 
-func newMLPKernel(op spec, params [][]float64) *mlpKernel {
+func newMLPKernel(op Spec, params [][]float64) *mlpKernel {
 	k := &mlpKernel{op: op, params: params}
 	L := op.layers()
 	mk := func() [][]float64 {
 		v := make([][]float64, L)
 		for l := range v {
-			v[l] = make([]float64, mlpBlock*op.sizes[l+1])
+			v[l] = make([]float64, mlpBlock*op.Sizes[l+1])
 		}
 		return v
 	}
@@ -265,7 +265,7 @@ func mulTAdd(g, a, z []float64, rows, fin, fout int) {
 // act1 and act2 are the activation's first two derivatives, given the
 // pre-activation z and the activation a.
 func (k *mlpKernel) act1(z, a float64) float64 {
-	if k.op.act == Tanh {
+	if k.op.Act == Tanh {
 		return 1 - a*a
 	}
 	if z > 0 {
@@ -275,7 +275,7 @@ func (k *mlpKernel) act1(z, a float64) float64 {
 }
 
 func (k *mlpKernel) act2(z, a float64) float64 {
-	if k.op.act == Tanh {
+	if k.op.Act == Tanh {
 		return -2 * a * (1 - a*a)
 	}
 	return 0
@@ -294,7 +294,7 @@ func (k *mlpKernel) forward(x []float64, rows int) {
 	k.x, k.rows = x, rows
 	L := k.op.layers()
 	for l := 0; l < L; l++ {
-		fin, fout := k.op.sizes[l], k.op.sizes[l+1]
+		fin, fout := k.op.Sizes[l], k.op.Sizes[l+1]
 		z := k.z[l][:rows*fout]
 		b := k.params[2*l+1]
 		for r := 0; r < rows; r++ {
@@ -303,7 +303,7 @@ func (k *mlpKernel) forward(x []float64, rows int) {
 		mulAdd(z, k.input(l), k.params[2*l], rows, fin, fout)
 		if l < L-1 {
 			a := k.a[l][:rows*fout]
-			if k.op.act == Tanh {
+			if k.op.Act == Tanh {
 				for c, v := range z {
 					a[c] = math.Tanh(v)
 				}
@@ -323,7 +323,7 @@ func (k *mlpKernel) forward(x []float64, rows int) {
 // addParamGrad adds the gradient of layer l's weights and bias from the
 // adjoint zb of Z_l and the layer's input in: dW_l += inᵀ·zb, db_l += Σ_rows zb.
 func (k *mlpKernel) addParamGrad(l int, in, zb, dp []float64) {
-	fin, fout := k.op.sizes[l], k.op.sizes[l+1]
+	fin, fout := k.op.Sizes[l], k.op.Sizes[l+1]
 	rows := k.rows
 	mulTAdd(dp[k.off[2*l]:k.off[2*l]+fin*fout], in, zb, rows, fin, fout)
 	db := dp[k.off[2*l+1] : k.off[2*l+1]+fout]
@@ -336,7 +336,7 @@ func (k *mlpKernel) addParamGrad(l int, in, zb, dp []float64) {
 
 // back multiplies an adjoint by W_lᵀ: dst = src·W_lᵀ.
 func (k *mlpKernel) back(l int, src, dst []float64) {
-	fin, fout := k.op.sizes[l], k.op.sizes[l+1]
+	fin, fout := k.op.Sizes[l], k.op.Sizes[l+1]
 	mulT(dst, src, k.params[2*l], k.rows, fin, fout)
 }
 
@@ -348,7 +348,7 @@ func (k *mlpKernel) reverse(gy, dx, dp []float64) {
 	rows := k.rows
 	copy(k.zb[L-1][:rows], gy)
 	for l := L - 1; l >= 0; l-- {
-		fout := k.op.sizes[l+1]
+		fout := k.op.Sizes[l+1]
 		zb := k.zb[l][:rows*fout]
 		if dp != nil {
 			k.addParamGrad(l, k.input(l), zb, dp)
@@ -362,7 +362,7 @@ func (k *mlpKernel) reverse(gy, dx, dp []float64) {
 		ab := k.ab[l-1]
 		k.back(l, zb, ab)
 		z, a, zprev := k.z[l-1], k.a[l-1], k.zb[l-1]
-		for c := range zprev[:rows*k.op.sizes[l]] {
+		for c := range zprev[:rows*k.op.Sizes[l]] {
 			zprev[c] = ab[c] * k.act1(z[c], a[c])
 		}
 	}
@@ -375,7 +375,7 @@ func (k *mlpKernel) tangent(x, h []float64, rows int) {
 	k.h = h
 	L := k.op.layers()
 	for l := 0; l < L; l++ {
-		fin, fout := k.op.sizes[l], k.op.sizes[l+1]
+		fin, fout := k.op.Sizes[l], k.op.Sizes[l+1]
 		in := h
 		if l > 0 {
 			in = k.ad[l-1]
@@ -401,7 +401,7 @@ func (k *mlpKernel) tangentReverse(gy, dx, dp []float64) {
 	clear(k.zb[L-1][:rows])
 	copy(k.zdb[L-1][:rows], gy)
 	for l := L - 1; l >= 0; l-- {
-		fout := k.op.sizes[l+1]
+		fout := k.op.Sizes[l+1]
 		zb, zdb := k.zb[l][:rows*fout], k.zdb[l][:rows*fout]
 		ind := k.h
 		if l > 0 {
@@ -410,7 +410,7 @@ func (k *mlpKernel) tangentReverse(gy, dx, dp []float64) {
 		if dp != nil {
 			k.addParamGrad(l, k.input(l), zb, dp)
 			// the tangent path adds ind·ż̄ to dW but nothing to db
-			fin := k.op.sizes[l]
+			fin := k.op.Sizes[l]
 			mulTAdd(dp[k.off[2*l]:k.off[2*l]+fin*fout], ind, zdb, rows, fin, fout)
 		}
 		if l == 0 {
@@ -423,7 +423,7 @@ func (k *mlpKernel) tangentReverse(gy, dx, dp []float64) {
 		k.back(l, zb, ab)
 		k.back(l, zdb, adb)
 		z, a, zd := k.z[l-1], k.a[l-1], k.zd[l-1]
-		for c := range ab[:rows*k.op.sizes[l]] {
+		for c := range ab[:rows*k.op.Sizes[l]] {
 			d1 := k.act1(z[c], a[c])
 			k.zdb[l-1][c] = adb[c] * d1
 			k.zb[l-1][c] = ab[c]*d1 + adb[c]*k.act2(z[c], a[c])*zd[c]

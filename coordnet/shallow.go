@@ -11,7 +11,7 @@ var shallowFastPath = true
 // only the layers those loops compute: not BLAS's (in·h > smallLayer), nor
 // a hidden layer of one unit, which mulAdd sums as an output layer.
 func (k *mlpKernel) shallow() bool {
-	s := k.op.sizes
+	s := k.op.Sizes
 	return shallowFastPath && k.op.layers() == 2 && s[1] > 1 && s[0]*s[1] <= smallLayer
 }
 
@@ -19,7 +19,7 @@ func (k *mlpKernel) shallow() bool {
 // columns made contiguous in k.wt: wt[j·in+i] = W0[i·h+j], the weights of
 // hidden unit j.
 func (k *mlpKernel) shallowParams() (b0, w1 []float64, b1 float64) {
-	in, h := k.op.sizes[0], k.op.sizes[1]
+	in, h := k.op.Sizes[0], k.op.Sizes[1]
 	w0 := k.params[0][:in*h]
 	k.wt = grow(k.wt, in*h)
 	for i := 0; i < in; i++ {
@@ -32,13 +32,13 @@ func (k *mlpKernel) shallowParams() (b0, w1 []float64, b1 float64) {
 
 // shallowRows evaluates a network with one hidden layer row by row, the
 // hidden units in registers: f(x_r) into out and g_r·∇ₓf(x_r) into dx (each
-// skipped when nil). It is the fast path of mlpValue and mlpInputGrad and
+// skipped when nil). It is the fast path of Value and InputGrad and
 // gives bit for bit what forward and reverse give: the same products summed
 // in the same order.
 func (k *mlpKernel) shallowRows(x []float64, rows int, g, out, dx []float64) {
-	in := k.op.sizes[0]
+	in := k.op.Sizes[0]
 	b0, w1, b1 := k.shallowParams()
-	if k.op.act == ReLU {
+	if k.op.Act == ReLU {
 		switch {
 		case dx == nil && in == 2:
 			k.shallowReLUValue2(x, rows, out, b0, w1, b1)
@@ -54,7 +54,7 @@ func (k *mlpKernel) shallowRows(x []float64, rows int, g, out, dx []float64) {
 			return
 		}
 	}
-	tanh := k.op.act == Tanh
+	tanh := k.op.Act == Tanh
 	for r := 0; r < rows; r++ {
 		xr := x[r*in : (r+1)*in : (r+1)*in]
 		var dxr []float64
@@ -190,7 +190,7 @@ func reluMask(z float64) uint64 {
 // it or add a zero of either sign.
 
 // shallowReLU reports whether the fast paths of the derivative kinds apply.
-func (k *mlpKernel) shallowReLU() bool { return k.shallow() && k.op.act == ReLU }
+func (k *mlpKernel) shallowReLU() bool { return k.shallow() && k.op.Act == ReLU }
 
 // reluGate is v where a ReLU unit with pre-activation z is on (z > 0) and
 // +0 where it is off, without a branch: v·relu'(z) but for the sign of a
@@ -199,13 +199,13 @@ func reluGate(z, v float64) float64 {
 	return math.Float64frombits(math.Float64bits(v) & reluMask(z))
 }
 
-// shallowParamGrad is the fast path of mlpParamGrad: it adds
+// shallowParamGrad is the fast path of ParamGrad: it adds
 // Σ_r g_r·∂f(x_r)/∂θ over a block's rows into the flat dp, hidden unit by
 // hidden unit, the unit's gradients held in registers (W0's column in
 // k.acc) while the rows go by. Each gradient gets the terms reverse gives
 // it, in the same row order.
 func (k *mlpKernel) shallowParamGrad(x, g []float64, rows int, dp []float64) {
-	in := k.op.sizes[0]
+	in := k.op.Sizes[0]
 	b0, w1, _ := k.shallowParams()
 	dw0, db0, dw1 := dp[k.off[0]:k.off[1]], dp[k.off[1]:k.off[2]], dp[k.off[2]:k.off[3]]
 	g = g[:rows]
@@ -245,7 +245,7 @@ func (k *mlpKernel) shallowParamGrad(x, g []float64, rows int, dp []float64) {
 // unit adds: the general case of the ReLU fast paths that reduce over rows
 // unit by unit.
 func (k *mlpKernel) eachUnit(dw0 []float64, unit func(j int, wj, acc []float64)) {
-	in, h := k.op.sizes[0], k.op.sizes[1]
+	in, h := k.op.Sizes[0], k.op.Sizes[1]
 	k.acc = grow(k.acc, in)
 	acc := k.acc
 	for j := 0; j < h; j++ {
@@ -310,10 +310,10 @@ func (k *mlpKernel) shallowReLUParamGrad3(x, g, dw0, db0, dw1, b0, w1 []float64)
 	}
 }
 
-// shallowJVP is the fast path of mlpJVP: ∇ₓf(x_r)·H_r into out, row by row
+// shallowJVP is the fast path of JVP: ∇ₓf(x_r)·H_r into out, row by row
 // as tangent sums it.
 func (k *mlpKernel) shallowJVP(x, hd []float64, rows int, out []float64) {
-	in := k.op.sizes[0]
+	in := k.op.Sizes[0]
 	b0, w1, _ := k.shallowParams()
 	out = out[:rows]
 	switch in {
@@ -374,14 +374,14 @@ func (k *mlpKernel) shallowReLUJVP3(x, hd, out, b0, w1 []float64) {
 	}
 }
 
-// shallowMixed is the fast path of mlpMixed: it adds
+// shallowMixed is the fast path of Mixed: it adds
 // Σ_r g_r·∂(∇ₓf(x_r)·H_r)/∂θ over a block's rows into the flat dp, hidden
 // unit by hidden unit like shallowParamGrad. ReLU's act2 is zero, and so
 // is the adjoint of z that tangentReverse carries: only the tangent path's
 // terms are left, ż_j·g into W1 and H_i·ż̄_j into W0, with ż̄_j = g·w1_j
 // where unit j is on.
 func (k *mlpKernel) shallowMixed(x, g, hd []float64, rows int, dp []float64) {
-	in := k.op.sizes[0]
+	in := k.op.Sizes[0]
 	b0, w1, _ := k.shallowParams()
 	dw0, dw1 := dp[k.off[0]:k.off[1]], dp[k.off[2]:k.off[3]]
 	g = g[:rows]

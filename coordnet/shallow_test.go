@@ -59,7 +59,7 @@ func newReductionCase(rng *rand.Rand, in, h, rows int) reductionCase {
 	if h > 2 {
 		w.W[0][h+2] = math.Copysign(0, -1) // W0[1,2]
 	}
-	op := spec{kind: mlpMixed, sizes: w.sizes(), act: ReLU}
+	op := w.Spec(Mixed)
 	c := reductionCase{k: newMLPKernel(op, w.Params()), in: in, h: h, np: w.NumParams()}
 	c.b0, c.w1, _ = c.k.shallowParams()
 	c.x, c.g, c.hd = make([]float64, in*rows), make([]float64, rows), make([]float64, in*rows)

@@ -9,8 +9,9 @@ import (
 
 // Weights holds a small fully connected network in → hidden… → 1 in plain
 // Go: W[l] is the fan_in × fan_out matrix of layer l (row-major) and B[l] its
-// bias. It is the savable form of a Net and can also be evaluated
-// without a graph.
+// bias. It is the savable form of a network, evaluated without a graph
+// (Eval, InputGrad, ChainNet, GradNet) or bound into one by package
+// coordnet/netgraph.
 type Weights struct {
 	Inputs     int         `json:"inputs"`
 	Hidden     []int       `json:"hidden"`
@@ -136,8 +137,9 @@ func (w *Weights) ShallowReLU() bool {
 }
 
 // Eval computes the network on the n rows of x (n × Inputs, row-major) into
-// out (length n) without a graph, with the fused op's kernel: blocks of rows
-// with BLAS, in parallel.
+// out (length n) without a graph, with the kernel of Spec.Compute of kind
+// Value (which the fused op of package coordnet/netgraph runs): blocks of
+// rows, in parallel.
 func (w *Weights) Eval(x, out []float64) {
 	n := len(out)
 	if len(x) != n*w.Inputs {
@@ -146,14 +148,14 @@ func (w *Weights) Eval(x, out []float64) {
 	if n == 0 {
 		return
 	}
-	op := spec{kind: mlpValue, sizes: w.sizes(), act: w.Activation}
-	op.compute(append([][]float64{x}, w.Params()...), out, nil)
+	w.Spec(Value).compute(append([][]float64{x}, w.Params()...), out, nil)
 }
 
 // InputGrad computes g_i·∇ₓf(x_i) for the n rows of x (n × Inputs,
 // row-major) into dx (n × Inputs), and when out is not nil the outputs
-// f(x_i) into out (length n), in one pass with the kernel of the fused op's
-// derivative. g weights each row: all ones gives the plain input gradient.
+// f(x_i) into out (length n), in one pass with the kernel of Spec.Compute
+// of kind InputGrad. g weights each row: all ones gives the plain input
+// gradient.
 func (w *Weights) InputGrad(x, g, out, dx []float64) {
 	n := len(g)
 	if len(x) != n*w.Inputs || len(dx) != n*w.Inputs || (out != nil && len(out) != n) {
@@ -162,7 +164,6 @@ func (w *Weights) InputGrad(x, g, out, dx []float64) {
 	if n == 0 {
 		return
 	}
-	op := spec{kind: mlpInputGrad, sizes: w.sizes(), act: w.Activation}
 	data := append([][]float64{x}, w.Params()...)
-	op.compute(append(data, g), dx, out)
+	w.Spec(InputGrad).compute(append(data, g), dx, out)
 }

@@ -10,8 +10,8 @@
 # that finished; EXPERIMENTS (environment) picks among "nt af data", the
 # default. Runs go to runs/mnist/EXPERIMENT-SAMPLER-SEED; finished runs
 # (summary.json) are kept. NNSGHMC reads the trained samplers its flag
-# files name: experiments/mnist-nt/sampler-authors-step-80-eta-max.json (NT and AF)
-# and experiments/mnist-data/sampler-authors-step.json, made by
+# files name: experiments/mnist-nt/sampler.json (NT and AF)
+# and experiments/mnist-data/sampler.json, made by
 #   bash experiments/mnist-nt/train-long.sh
 #   go run -tags openblas ./cmd/train --flagfile experiments/mnist-data/train.flags --float32 --out runs/mnist/train-data
 # (see each directory's PROVENANCE.md for what was run).

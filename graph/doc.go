@@ -93,8 +93,8 @@
 // where Program.Run allows. Its name must spell every parameter, since
 // Gorgonia merges nodes whose ops hash alike. Package graphtest checks op
 // hashes (CheckOpHashes) and gradients (CheckGradient, by finite
-// differences). Package coordnet's per-coordinate network is an op written
-// so, fused, with its derivatives to second order.
+// differences). Package coordnet/netgraph's per-coordinate network is an
+// op written so, fused, with its derivatives to second order.
 //
 // # BLAS
 //

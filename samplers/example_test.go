@@ -3,59 +3,65 @@ package samplers_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
-	G "gorgonia.org/gorgonia"
-
-	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/samplers/diag"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 )
 
-// shifted is a user-defined energy: an isotropic Gaussian centred at 2 in
-// D dimensions, U(θ) = ½|θ − 2|², written as a graph for K chains at once.
-type shifted struct{ d int }
-
-func (s shifted) Dim() int { return s.d }
-
-func (s shifted) Build(g *G.ExprGraph, theta *G.Node) (*tasks.Model, error) {
-	r, err := G.Sub(theta, graph.Scalar(g, theta.Dtype(), 2))
-	if err != nil {
-		return nil, err
+// shifted is a user-defined posterior in d dimensions: the mean θ of a
+// Gaussian N(θ, I) under a flat prior, from one observation y = (2, …, 2),
+// so U(θ) = ½|θ − 2|², written for one position; samplers.NewTarget
+// evaluates it for K chains.
+func shifted(d int) samplers.Posterior {
+	return samplers.Posterior{
+		Dim: d, Data: 1,
+		LogPrior: func(_, _ []float64) float64 { return 0 }, // flat
+		LogLik: func(theta []float64, _ []int, grad []float64) float64 {
+			lp := 0.0
+			for i, x := range theta {
+				r := x - 2
+				lp -= r * r / 2
+				grad[i] -= r
+			}
+			return lp
+		},
 	}
-	sq, err := G.Square(r)
-	if err != nil {
-		return nil, err
-	}
-	sum, err := G.Sum(sq, 0) // over coordinates: one energy per chain
-	if err != nil {
-		return nil, err
-	}
-	u, err := G.Mul(sum, graph.Scalar(g, theta.Dtype(), 0.5))
-	return &tasks.Model{Lik: u, DataSize: 1}, err
 }
 
-// Sampling a user-defined energy with each sampler: 100 chains of a 3-D
+// Sampling a user-defined posterior with each sampler: 100 chains of a 3-D
 // target, started at 0, and the mean of all coordinates over the second half
-// of the run.
+// of the run. NNSGHMC's networks are untrained (package samplers/nnsghmc
+// loads trained ones).
 func Example() {
 	const chains, steps = 100, 2000
-	target, err := tasks.Compile(shifted{d: 3}, chains, graph.Float64)
+	target, err := samplers.NewTarget(shifted(3), samplers.TargetSettings{Chains: chains})
 	if err != nil {
 		panic(err)
 	}
-	nn := samplers.NNConfig{NNSettings: samplers.NNSettings{StepSize: 0.05, ClampQ: 5, DMax: 5, DScale: 1,
-		EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: samplers.GammaExact}}
-	nn.RandomNets([]int{10}, []int{10}, rand.New(rand.NewPCG(1, 2)))
+	nn := nnsghmc.RandomTrained([]int{10}, []int{10}, nnsghmc.Inputs{EnergyScale: 1, GradScale: 1, MomentumScale: 1}, 1,
+		rand.New(rand.NewPCG(1, 2)))
+	nnSettings := nnsghmc.ToySettings()
+	nnSettings.StepSize = samplers.Constant(0.05)
 
 	kernels := []struct {
 		name string
 		make func() (samplers.Kernel, error)
 	}{
-		{"SGLD", func() (samplers.Kernel, error) { return samplers.NewSGLD(target, 0.05) }},
-		{"SGHMC", func() (samplers.Kernel, error) { return samplers.NewSGHMC(target, 0.05, 1) }},
-		{"pSGLD", func() (samplers.Kernel, error) { return samplers.NewPSGLD(target, samplers.DefaultPSGLD(0.05)) }},
-		{"NNSGHMC", func() (samplers.Kernel, error) { return samplers.NewNNSGHMC(target, nn) }},
+		{"SGLD", func() (samplers.Kernel, error) {
+			return samplers.NewSGLD(target, samplers.SGLDSettings{StepSize: samplers.Constant(0.05)})
+		}},
+		{"SGHMC", func() (samplers.Kernel, error) {
+			return samplers.NewSGHMC(target, samplers.SGHMCSettings{StepSize: samplers.Constant(0.05), Friction: 1})
+		}},
+		{"pSGLD", func() (samplers.Kernel, error) {
+			s := samplers.DefaultPSGLDSettings()
+			s.StepSize = samplers.Constant(0.05)
+			return samplers.NewPSGLD(target, s)
+		}},
+		{"NNSGHMC", func() (samplers.Kernel, error) { return nnsghmc.New(target, nn, nnSettings) }},
 	}
 	for _, k := range kernels {
 		kern, err := k.make()
@@ -90,17 +96,19 @@ func Example() {
 
 // banana is a user's own target, a banana-shaped density in 2-D: x₁ is
 // N(0, 1) and x₂ given x₁ is N(x₁², 1), so U(x) = x₁²/2 + (x₂ − x₁²)²/2 and
-// E[x₂] = E[x₁²] = 1. It implements tasks.Target for K chains, with the
-// gradient by hand; positions are coordinate-major (x₁ of chain c at c,
-// x₂ at K+c).
+// E[x₂] = E[x₁²] = 1. It implements samplers.Target for K chains directly,
+// with the gradient by hand; positions are coordinate-major (x₁ of chain c
+// at c, x₂ at K+c).
 type banana struct{ chains int }
 
 func (b banana) Dim() int          { return 2 }
 func (b banana) Chains() int       { return b.chains }
 func (b banana) DataSize() float64 { return 1 }
 
-func (b banana) Evaluate(_ *rand.Rand, x []float64, e *tasks.Eval) error {
+func (b banana) Evaluate(_ *rand.Rand, x []float64, e *samplers.Eval) error {
 	k := b.chains
+	clear(e.Prior) // no prior part
+	clear(e.PriorGrad)
 	for c := 0; c < k; c++ {
 		x1, r := x[c], x[k+c]-x[c]*x[c]
 		e.U[c] = x1*x1/2 + r*r/2
@@ -113,7 +121,7 @@ func (b banana) Evaluate(_ *rand.Rand, x []float64, e *tasks.Eval) error {
 // keeping every 10th position after a burn-in of 500 steps.
 func ExampleRun() {
 	const chains = 1000
-	kernel, err := samplers.NewSGHMC(banana{chains}, 0.1, 1)
+	kernel, err := samplers.NewSGHMC(banana{chains}, samplers.SGHMCSettings{StepSize: samplers.Constant(0.1), Friction: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -127,14 +135,107 @@ func ExampleRun() {
 		panic(err)
 	}
 	var x2, x1sq float64 // E[x₂] and E[x₁²], both 1
-	for _, x := range samples.Positions() {
-		for c := 0; c < chains; c++ {
-			x1sq += x[c] * x[c]
-			x2 += x[chains+c]
+
+	draws := samples.Draws() // in (chain, draw, dim) order
+	for c := 0; c < chains; c++ {
+		x := draws.Chain(c) // draw t of chain c is (x[2t], x[2t+1])
+		for t := 0; t < len(x); t += 2 {
+			x1sq += x[t] * x[t]
+			x2 += x[t+1]
 		}
 	}
 	n := float64(samples.Len() * chains)
 	fmt.Printf("%d draws: E[x₂] ≈ %.1f, E[x₁²] ≈ %.1f\n", samples.Len()*chains, x2/n, x1sq/n)
 	// Output:
 	// 450000 draws: E[x₂] ≈ 1.0, E[x₁²] ≈ 1.0
+}
+
+// logReg is a user's Bayesian logistic regression, y_i ~ Bernoulli(σ(x_i·w))
+// with w ~ N(0, 10²·I), on 400 synthetic data: the model of the README's
+// own-model section.
+type logReg struct {
+	x [][]float64
+	y []float64
+}
+
+func newLogReg(n int, rng *rand.Rand) *logReg {
+	m := &logReg{}
+	for i := 0; i < n; i++ {
+		z := rng.NormFloat64()
+		xi := []float64{1, z, 0.9*z + 0.44*rng.NormFloat64()}
+		m.x, m.y = append(m.x, xi), append(m.y, 0)
+		if rng.Float64() < 1/(1+math.Exp(-(xi[0]-2*xi[1]+0.5*xi[2]))) {
+			m.y[i] = 1
+		}
+	}
+	return m
+}
+
+func (m *logReg) logPrior(w, grad []float64) (lp float64) {
+	for j := range w {
+		lp, grad[j] = lp-w[j]*w[j]/200, grad[j]-w[j]/100
+	}
+	return lp
+}
+
+func (m *logReg) logLik(w []float64, batch []int, grad []float64) (ll float64) {
+	for _, i := range batch {
+		a := w[0]*m.x[i][0] + w[1]*m.x[i][1] + w[2]*m.x[i][2]
+		ll += m.y[i]*a - math.Log1p(math.Exp(a))
+		for j := range w {
+			grad[j] += (m.y[i] - 1/(1+math.Exp(-a))) * m.x[i][j]
+		}
+	}
+	return ll
+}
+
+// Sampling a user's logistic regression on minibatches of 40 with SGHMC and
+// the committed toy NNSGHMC, each step size chosen among nine by the kernel
+// Stein discrepancy of pilot runs against the full-data score, then the
+// posterior means of a longer run.
+func ExampleTuneStepSize() {
+	m := newLogReg(400, rand.New(rand.NewPCG(1, 1)))
+	post := samplers.Posterior{Dim: 3, Data: 400, LogPrior: m.logPrior, LogLik: m.logLik}
+	target, err := samplers.NewTarget(post, samplers.TargetSettings{Chains: 4, Batch: 40})
+	if err != nil {
+		panic(err)
+	}
+	trained, err := nnsghmc.Load("../experiments/gaussian/sampler.json")
+	if err != nil {
+		panic(err)
+	}
+	kernels := []func(eta float64) (samplers.Kernel, error){
+		func(eta float64) (samplers.Kernel, error) {
+			return samplers.NewSGHMC(target, samplers.SGHMCSettings{StepSize: samplers.Constant(eta), Friction: 1})
+		},
+		func(eta float64) (samplers.Kernel, error) {
+			s := nnsghmc.ToySettings()
+			s.StepSize, s.Warn = samplers.Constant(eta), func(string) {} // it warns: η is far from its training's
+			return nnsghmc.New(target, trained, s)
+		},
+	}
+	ctx, theta0 := context.Background(), make([]float64, 3*4)
+	score := func(w, g []float64) { post.LogDensity(w, g) }
+	for _, newKernel := range kernels {
+		tuned, err := samplers.TuneStepSize(ctx, target, newKernel, theta0, score, samplers.DefaultTuneSettings(0.01))
+		if err != nil {
+			panic(err)
+		}
+		kernel, err := newKernel(tuned.StepSize)
+		if err != nil {
+			panic(err)
+		}
+		draws, err := samplers.Sample(ctx, kernel, theta0, 10000, 2000, 1)
+		if err != nil {
+			panic(err)
+		}
+		rows, err := diag.Summary(draws)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%T: η = %.3g, mean w = (%.1f, %.1f, %.1f)\n", kernel, tuned.StepSize, rows[0].Mean, rows[1].Mean, rows[2].Mean)
+	}
+	// Output:
+	// *samplers.SGHMC: η = 0.005, mean w = (1.3, -2.2, 0.4)
+	// *nnsghmc.NNSGHMC: η = 0.005, mean w = (1.2, -2.2, 0.3)
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
 // PSGLD is preconditioned SGLD (Li et al., 2016) with an RMSprop
@@ -15,44 +13,45 @@ import (
 //	ḡ_t = (∇Ũ(θ_t) − ∇U_prior(θ_t)) / N
 //	V_t = ρ·V_{t−1} + (1−ρ)·ḡ_t²   (V_0 = ḡ_0²)
 //	G_t = 1 / (λ + √V_t)
-//	θ_{t+1} = θ_t − η·G_t⊙∇Ũ(θ_t) + √(2η·G_t)⊙ξ_t,   ξ_t ~ N(0, I).
+//	θ_{t+1} = θ_t − η_t·G_t⊙∇Ũ(θ_t) + √(2η_t·G_t)⊙ξ_t,   ξ_t ~ N(0, I).
 //
 // Like the authors (and Li et al. in practice) it drops the Γ correction
 // term of the preconditioner, which is small when ρ is close to 1. For a data
 // task with per-batch learning rate lr and N data, η = lr/N.
 type PSGLD struct {
 	base
-	eta, decay, lambda float64
+	s PSGLDSettings
 }
 
-// PSGLDConfig holds pSGLD's settings.
-type PSGLDConfig struct {
-	StepSize float64 // η
-	Decay    float64 // ρ, the RMS decay (authors: 0.99)
-	Lambda   float64 // λ, the preconditioner's floor (authors: 1e-5)
+// PSGLDSettings are pSGLD's settings.
+type PSGLDSettings struct {
+	StepSize Schedule // η at each step
+	Decay    float64  // ρ, the RMS decay (authors: 0.99)
+	Lambda   float64  // λ, the preconditioner's floor (authors: 1e-5)
 }
 
-// DefaultPSGLD returns the authors' decay and λ with step size eta.
-func DefaultPSGLD(eta float64) PSGLDConfig {
-	return PSGLDConfig{StepSize: eta, Decay: 0.99, Lambda: 1e-5}
+// DefaultPSGLDSettings returns the authors' decay and λ with η = 0.01:
+// tune η to the target (TuneStepSize).
+func DefaultPSGLDSettings() PSGLDSettings {
+	return PSGLDSettings{StepSize: Constant(0.01), Decay: 0.99, Lambda: 1e-5}
 }
 
-// NewPSGLD returns pSGLD on target t.
-func NewPSGLD(t tasks.Target, cfg PSGLDConfig) (*PSGLD, error) {
+// NewPSGLD returns pSGLD with settings s on target t.
+func NewPSGLD(t Target, s PSGLDSettings) (*PSGLD, error) {
 	b, err := newBase(t)
 	if err != nil {
 		return nil, err
 	}
-	if err := positive("pSGLD step size", cfg.StepSize); err != nil {
+	if err := checkSchedule("pSGLD", s.StepSize); err != nil {
 		return nil, err
 	}
-	if !(cfg.Decay >= 0 && cfg.Decay < 1) {
-		return nil, errorf("pSGLD decay must be in [0, 1), got %v", cfg.Decay)
+	if !(s.Decay >= 0 && s.Decay < 1) {
+		return nil, errorf("pSGLD decay must be in [0, 1), got %v", s.Decay)
 	}
-	if err := positive("pSGLD lambda", cfg.Lambda); err != nil {
+	if err := positive("pSGLD lambda", s.Lambda); err != nil {
 		return nil, err
 	}
-	return &PSGLD{base: b, eta: cfg.StepSize, decay: cfg.Decay, lambda: cfg.Lambda}, nil
+	return &PSGLD{base: b, s: s}, nil
 }
 
 // Init implements Kernel; pSGLD has no momenta and ignores p0.
@@ -76,6 +75,10 @@ func (s *PSGLD) Step(rng *rand.Rand, st *State) error {
 	default:
 		return fmt.Errorf("samplers: pSGLD cannot step a state whose Aux is a %T (made by another kernel)", st.Aux)
 	}
+	eta, err := stepSize("pSGLD", s.s.StepSize, st)
+	if err != nil {
+		return err
+	}
 	if err := s.evaluate(rng, st); err != nil {
 		return err
 	}
@@ -92,10 +95,10 @@ func (s *PSGLD) Step(rng *rand.Rand, st *State) error {
 		if first {
 			v[i] = gl * gl
 		} else {
-			v[i] = s.decay*v[i] + (1-s.decay)*gl*gl
+			v[i] = s.s.Decay*v[i] + (1-s.s.Decay)*gl*gl
 		}
-		pre := 1 / (s.lambda + math.Sqrt(v[i]))
-		st.Theta[i] += -s.eta*pre*g + math.Sqrt(2*s.eta*pre)*rng.NormFloat64()
+		pre := 1 / (s.s.Lambda + math.Sqrt(v[i]))
+		st.Theta[i] += -eta*pre*g + math.Sqrt(2*eta*pre)*rng.NormFloat64()
 	}
 	st.Steps++
 	return s.check(st)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/metasgmcmc/metasgmcmc/samplers/diag"
 )
 
 // Hook is called by Run after every step with the state after it, whose
@@ -97,7 +99,7 @@ func checkState(s *State) error {
 	if s.Eval != nil && len(s.Eval.U) > 0 {
 		k = len(s.Eval.U)
 	}
-	return checkRunaway(s, k)
+	return CheckState(s, k)
 }
 
 // interruptError is Run's error when its context is done.
@@ -119,17 +121,16 @@ func (e *interruptError) Unwrap() []error {
 	return []error{e.cause, e.err}
 }
 
-// Collector keeps copies of the positions of a run, given its Hook method
-// as Run's hook: the positions after the steps past Burn whose distance from
-// Burn is a multiple of Thin (steps Burn+Thin, Burn+2·Thin, …). Its zero
-// value keeps every step.
+// Collector keeps the positions of a run as draws, given its Hook method
+// as Run's hook: the positions after the steps past Burn whose distance
+// from Burn is a multiple of Thin (steps Burn+Thin, Burn+2·Thin, …), every
+// chain's. Its zero value keeps every step.
 //
-// Memory: every kept step holds a copy of s.Theta, 8·D·K bytes for K chains
-// in D dimensions, so a run of n steps keeps (n−Burn)/Thin of them: 10⁴ steps
-// of 100 chains of a 1,000-dimensional target with Thin 10 take 800 MB.
-// Thin and Burn are how to bound it; the copies are allocated one by one,
-// so none is wasted on a growing array. To keep less (some chains, some
-// coordinates, or running sums), write a Hook that keeps just that.
+// Memory: every kept step holds 8·D·K bytes for K chains in D dimensions,
+// so a run of n steps keeps (n−Burn)/Thin of them: 10⁴ steps of 100 chains
+// of a 1,000-dimensional target with Thin 10 take 800 MB. Thin and Burn
+// are how to bound it. To keep less (some chains, some coordinates, or
+// running sums), write a Hook that keeps just that.
 type Collector struct {
 	// Thin keeps every Thin-th step; 0 and 1 keep every step.
 	Thin int
@@ -137,12 +138,13 @@ type Collector struct {
 	// up to Burn are not kept.
 	Burn int
 
-	steps     []int
-	positions [][]float64
+	steps []int
+	draws *diag.Draws
 }
 
 // Hook implements Hook: pass c.Hook to Run. It returns an error if Thin or
-// Burn is negative.
+// Burn is negative, or if the state has no evaluation (the number of
+// chains is that of its energies, s.Eval.U).
 func (c *Collector) Hook(step int, s *State) error {
 	thin := max(c.Thin, 1)
 	switch {
@@ -152,24 +154,49 @@ func (c *Collector) Hook(step int, s *State) error {
 		return fmt.Errorf("samplers: Collector.Burn is %d, want 0 or more", c.Burn)
 	case step <= c.Burn || (step-c.Burn)%thin != 0:
 		return nil
+	case s.Eval == nil || len(s.Eval.U) == 0:
+		return errors.New("samplers: Collector: the state has no evaluation to count its chains by")
+	}
+	if c.draws == nil {
+		k := len(s.Eval.U)
+		c.draws = diag.NewDraws(k, 0, len(s.Theta)/k)
+	}
+	if err := c.draws.AppendCoordinateMajor(s.Theta); err != nil {
+		return fmt.Errorf("samplers: Collector: %w", err)
 	}
 	c.steps = append(c.steps, step)
-	c.positions = append(c.positions, append([]float64(nil), s.Theta...))
 	return nil
 }
 
 // Len returns the number of steps kept.
 func (c *Collector) Len() int { return len(c.steps) }
 
-// Steps returns the step numbers of the positions kept, in order. The slice
+// Steps returns the step numbers of the draws kept, in order. The slice
 // is the collector's own: do not modify it.
 func (c *Collector) Steps() []int { return c.steps }
 
-// Positions returns the positions kept, one slice per kept step in the
-// coordinate-major layout of State.Theta (coordinate i of chain k at i·K+k),
-// the input of diag.CoordinateChains. The slices are the collector's own:
-// do not modify them.
-func (c *Collector) Positions() [][]float64 { return c.positions }
+// Draws returns the draws kept, in (chain, draw, dim) order, for diag's
+// Summary and KSD; nil before the first. They are the collector's own.
+func (c *Collector) Draws() *diag.Draws { return c.draws }
 
-// Reset drops the positions kept, keeping Thin and Burn.
-func (c *Collector) Reset() { c.steps, c.positions = nil, nil }
+// Reset drops the draws kept, keeping Thin and Burn.
+func (c *Collector) Reset() { c.steps, c.draws = nil, nil }
+
+// Sample runs kernel k from the positions theta0 for steps steps, its
+// randomness drawn from a PCG generator seeded with seed, and returns the
+// draws of every chain after the first burn steps: Init, Run and a
+// Collector in one call.
+func Sample(ctx context.Context, k Kernel, theta0 []float64, steps, burn int, seed uint64) (*diag.Draws, error) {
+	st, err := k.Init(theta0, nil)
+	if err != nil {
+		return nil, err
+	}
+	c := &Collector{Burn: burn}
+	if err := Run(ctx, k, rand.New(rand.NewPCG(seed, 0x73616d706c65)), st, steps, c.Hook); err != nil { // "sample"
+		return nil, err
+	}
+	if c.Len() == 0 {
+		return nil, fmt.Errorf("samplers: Sample: no draws after %d steps with %d burnt", steps, burn)
+	}
+	return c.Draws(), nil
+}

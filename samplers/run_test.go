@@ -1,4 +1,4 @@
-package samplers
+package samplers_test
 
 import (
 	"context"
@@ -10,30 +10,27 @@ import (
 	"testing"
 	"time"
 
-	"gonum.org/v1/gonum/mat"
-
-	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/samplers/diag"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
-	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
+	"github.com/metasgmcmc/metasgmcmc/samplers/samplerstest"
 )
 
 // userSGLD is SGLD as a user would write it outside this package: the same
 // arithmetic as SGLD, but it checks neither its energies nor its states,
 // and with forget it does not count its steps.
 type userSGLD struct {
-	t      tasks.Target
+	t      samplers.Target
 	eta    float64
 	forget bool
 }
 
-func (u *userSGLD) Init(theta0, _ []float64) (*State, error) {
-	return &State{Theta: append([]float64(nil), theta0...)}, nil
+func (u *userSGLD) Init(theta0, _ []float64) (*samplers.State, error) {
+	return &samplers.State{Theta: append([]float64(nil), theta0...)}, nil
 }
 
-func (u *userSGLD) Step(rng *rand.Rand, s *State) error {
+func (u *userSGLD) Step(rng *rand.Rand, s *samplers.State) error {
 	if s.Eval == nil {
-		s.Eval = tasks.NewEval(u.t.Dim(), u.t.Chains())
+		s.Eval = samplers.NewEval(u.t.Dim(), u.t.Chains())
 	}
 	if err := u.t.Evaluate(rng, s.Theta, s.Eval); err != nil {
 		return err
@@ -86,7 +83,7 @@ func TestRunStopsWhereItShould(t *testing.T) {
 		{name: "ErrStop", steps: 10, wantCalls: steps(1, 5),
 			hook: func(step int, _ context.CancelCauseFunc) error {
 				if step == 5 {
-					return ErrStop
+					return samplers.ErrStop
 				}
 				return nil
 			}},
@@ -122,11 +119,11 @@ func TestRunStopsWhereItShould(t *testing.T) {
 		{name: "negative steps", steps: -1, wantErr: "samplers: Run: -1 steps, want 0 or more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			k, err := NewSGLD(standardTarget(t, 2), 0.01)
+			k, err := samplers.NewSGLD(samplerstest.StandardTarget(t, 2), samplers.SGLDSettings{StepSize: samplers.Constant(0.01)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, _ := k.Init(theta0, nil)
+			s, _ := k.Init(samplerstest.Theta0, nil)
 			rng := rand.New(rand.NewPCG(1, 2))
 			for range tc.pre {
 				if err := k.Step(rng, s); err != nil {
@@ -142,7 +139,7 @@ func TestRunStopsWhereItShould(t *testing.T) {
 			ctx, cancel := newCtx()
 			defer cancel(nil)
 			var calls []int
-			err = Run(ctx, k, rng, s, tc.steps, func(step int, st *State) error {
+			err = samplers.Run(ctx, k, rng, s, tc.steps, func(step int, st *samplers.State) error {
 				if st != s || step != s.Steps {
 					t.Errorf("hook called with step %d and state %p; want step %d and %p", step, st, s.Steps, s)
 				}
@@ -174,33 +171,7 @@ func TestRunStopsWhereItShould(t *testing.T) {
 // TestRunMatchesStepping: Run gives bit for bit the chains of calling Step
 // in a loop, for every sampler (stateKernels), with a nil hook.
 func TestRunMatchesStepping(t *testing.T) {
-	for _, tc := range stateKernels {
-		t.Run(tc.name, func(t *testing.T) {
-			var states [2]*State
-			for i := range states {
-				k, err := tc.make(standardTarget(t, 2))
-				if err != nil {
-					t.Fatal(err)
-				}
-				s, _ := k.Init(theta0, p0)
-				rng := rand.New(rand.NewPCG(3, 4))
-				if i == 0 {
-					for range 50 {
-						if err := k.Step(rng, s); err != nil {
-							t.Fatal(err)
-						}
-					}
-				} else if err := Run(context.Background(), k, rng, s, 50, nil); err != nil {
-					t.Fatal(err)
-				}
-				states[i] = s
-			}
-			if !reflect.DeepEqual(states[0].Theta, states[1].Theta) || !reflect.DeepEqual(states[0].P, states[1].P) || states[1].Steps != 50 {
-				t.Errorf("Run differs from stepping: θ %v and %v, p %v and %v, %d steps",
-					states[0].Theta, states[1].Theta, states[0].P, states[1].P, states[1].Steps)
-			}
-		})
-	}
+	samplerstest.RunMatchesStepping(t, stateKernels)
 }
 
 // TestRunDivergenceIsTheLoopsError: a diverging run returns the error that
@@ -209,7 +180,7 @@ func TestRunMatchesStepping(t *testing.T) {
 // outside the package that checks nothing gets the same error from Run's
 // own check.
 func TestRunDivergenceIsTheLoopsError(t *testing.T) {
-	loop := func(k Kernel, s *State, rng *rand.Rand) (int, error) {
+	loop := func(k samplers.Kernel, s *samplers.State, rng *rand.Rand) (int, error) {
 		steps := 0
 		for step := 1; step <= 2000; step++ {
 			if err := k.Step(rng, s); err != nil {
@@ -221,33 +192,37 @@ func TestRunDivergenceIsTheLoopsError(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		make func(tasks.Target) (Kernel, error)
+		make func(samplers.Target) (samplers.Kernel, error)
 	}{
-		{"SGLD", func(t tasks.Target) (Kernel, error) { return NewSGLD(t, 50) }},
-		{"SGHMC", func(t tasks.Target) (Kernel, error) { return NewSGHMC(t, 50, 1) }},
-		{"user's SGLD", func(t tasks.Target) (Kernel, error) { return &userSGLD{t: t, eta: 50}, nil }},
+		{"SGLD", func(t samplers.Target) (samplers.Kernel, error) {
+			return samplers.NewSGLD(t, samplers.SGLDSettings{StepSize: samplers.Constant(50)})
+		}},
+		{"SGHMC", func(t samplers.Target) (samplers.Kernel, error) {
+			return samplers.NewSGHMC(t, samplers.SGHMCSettings{StepSize: samplers.Constant(50), Friction: 1})
+		}},
+		{"user's SGLD", func(t samplers.Target) (samplers.Kernel, error) { return &userSGLD{t: t, eta: 50}, nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			want, _ := tc.make(standardTarget(t, 2))
+			want, _ := tc.make(samplerstest.StandardTarget(t, 2))
 			if tc.name == "user's SGLD" {
-				want, _ = NewSGLD(standardTarget(t, 2), 50) // the error SGLD's own checks give
+				want, _ = samplers.NewSGLD(samplerstest.StandardTarget(t, 2), samplers.SGLDSettings{StepSize: samplers.Constant(50)}) // the error SGLD's own checks give
 			}
-			ws, _ := want.Init(theta0, p0)
+			ws, _ := want.Init(samplerstest.Theta0, samplerstest.P0)
 			wantSteps, wantErr := loop(want, ws, rand.New(rand.NewPCG(1, 1)))
-			var de *DivergenceError
+			var de *samplers.DivergenceError
 			if !errors.As(wantErr, &de) {
 				t.Fatalf("the loop did not diverge: %v", wantErr)
 			}
 
-			k, _ := tc.make(standardTarget(t, 2))
-			s, _ := k.Init(theta0, p0)
+			k, _ := tc.make(samplerstest.StandardTarget(t, 2))
+			s, _ := k.Init(samplerstest.Theta0, samplerstest.P0)
 			steps := 0
-			err := Run(context.Background(), k, rand.New(rand.NewPCG(1, 1)), s, 2000, func(step int, _ *State) error {
+			err := samplers.Run(context.Background(), k, rand.New(rand.NewPCG(1, 1)), s, 2000, func(step int, _ *samplers.State) error {
 				steps = step
 				return nil
 			})
-			var got *DivergenceError
-			if !errors.As(err, &got) || !errors.Is(err, ErrDiverged) || *got != *de || err.Error() != wantErr.Error() {
+			var got *samplers.DivergenceError
+			if !errors.As(err, &got) || !errors.Is(err, samplers.ErrDiverged) || *got != *de || err.Error() != wantErr.Error() {
 				t.Errorf("Run: %v, want the loop's %v", err, wantErr)
 			}
 			if steps != wantSteps || got == nil || got.Step != steps+1 {
@@ -263,16 +238,16 @@ func TestRunDivergenceIsTheLoopsError(t *testing.T) {
 // TestRunRefusesAKernelThatDoesNotCount: a Step that leaves State.Steps
 // alone would number every step 0.
 func TestRunRefusesAKernelThatDoesNotCount(t *testing.T) {
-	k := &userSGLD{t: standardTarget(t, 2), eta: 0.01, forget: true}
-	s, _ := k.Init(theta0, nil)
-	err := Run(context.Background(), k, rand.New(rand.NewPCG(1, 1)), s, 5, nil)
-	if want := "samplers: Run: *samplers.userSGLD.Step took the state from step 0 to 0, want 1"; fmt.Sprint(err) != want {
+	k := &userSGLD{t: samplerstest.StandardTarget(t, 2), eta: 0.01, forget: true}
+	s, _ := k.Init(samplerstest.Theta0, nil)
+	err := samplers.Run(context.Background(), k, rand.New(rand.NewPCG(1, 1)), s, 5, nil)
+	if want := "samplers: Run: *samplers_test.userSGLD.Step took the state from step 0 to 0, want 1"; fmt.Sprint(err) != want {
 		t.Errorf("Run: %v, want %q", err, want)
 	}
 	for _, tc := range []struct {
 		name string
-		k    Kernel
-		s    *State
+		k    samplers.Kernel
+		s    *samplers.State
 		rng  *rand.Rand
 		want string
 	}{
@@ -280,15 +255,15 @@ func TestRunRefusesAKernelThatDoesNotCount(t *testing.T) {
 		{"nil state", k, nil, rand.New(rand.NewPCG(1, 1)), "samplers: Run: nil state"},
 		{"nil rng", k, s, nil, "samplers: Run: nil random number generator"},
 	} {
-		if err := Run(context.Background(), tc.k, tc.rng, tc.s, 1, nil); fmt.Sprint(err) != tc.want {
+		if err := samplers.Run(context.Background(), tc.k, tc.rng, tc.s, 1, nil); fmt.Sprint(err) != tc.want {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
 }
 
-// TestCollectorThinsAndCounts: a Collector keeps copies of the positions of
-// the steps after Burn at multiples of Thin from it, and refuses negative
-// settings.
+// TestCollectorThinsAndCounts: a Collector keeps the positions of the
+// steps after Burn at multiples of Thin from it as draws of each chain, and
+// refuses negative settings.
 func TestCollectorThinsAndCounts(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -309,37 +284,43 @@ func TestCollectorThinsAndCounts(t *testing.T) {
 		{name: "negative burn", burn: -2, steps: 3, wantErr: "samplers: Collector.Burn is -2, want 0 or more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			k, err := NewSGHMC(standardTarget(t, 2), 0.1, 1)
+			k, err := samplers.NewSGHMC(samplerstest.StandardTarget(t, 2), samplers.SGHMCSettings{StepSize: samplers.Constant(0.1), Friction: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, _ := k.Init(theta0, p0)
+			s, _ := k.Init(samplerstest.Theta0, samplerstest.P0)
 			rng := rand.New(rand.NewPCG(5, 6))
 			for range tc.pre {
 				k.Step(rng, s)
 			}
-			c := &Collector{Thin: tc.thin, Burn: tc.burn}
+			c := &samplers.Collector{Thin: tc.thin, Burn: tc.burn}
 			seen := map[int][]float64{}
-			err = Run(context.Background(), k, rng, s, tc.steps, func(step int, s *State) error {
+			err = samplers.Run(context.Background(), k, rng, s, tc.steps, func(step int, s *samplers.State) error {
 				seen[step] = append([]float64(nil), s.Theta...)
 				return c.Hook(step, s)
 			})
 			if fmt.Sprint(err) != tc.wantErr && (err != nil || tc.wantErr != "") {
 				t.Fatalf("Run: %v, want %q", err, tc.wantErr)
 			}
-			if c.Len() != len(tc.want) || len(c.Positions()) != len(tc.want) || (len(tc.want) > 0 && !reflect.DeepEqual(c.Steps(), tc.want)) {
-				t.Fatalf("kept steps %v (Len %d, %d positions), want %v", c.Steps(), c.Len(), len(c.Positions()), tc.want)
+			kept := 0
+			if d := c.Draws(); d != nil {
+				if k, _, dim := d.Dims(); k != 2 || dim != 2 {
+					t.Fatalf("draws of %d chains in %d dimensions, want 2 and 2", k, dim)
+				}
+				_, kept, _ = d.Dims()
+			}
+			if c.Len() != len(tc.want) || kept != len(tc.want) || (len(tc.want) > 0 && !reflect.DeepEqual(c.Steps(), tc.want)) {
+				t.Fatalf("kept steps %v (Len %d, %d draws), want %v", c.Steps(), c.Len(), kept, tc.want)
 			}
 			for i, step := range c.Steps() {
-				if !reflect.DeepEqual(c.Positions()[i], seen[step]) {
-					t.Errorf("position %d (step %d) = %v, want %v", i, step, c.Positions()[i], seen[step])
+				for ch := 0; ch < 2; ch++ { // coordinate j of chain ch at j·K + ch
+					if got, want := c.Draws().Draw(ch, i), []float64{seen[step][ch], seen[step][2+ch]}; !reflect.DeepEqual(got, want) {
+						t.Errorf("draw %d (step %d) of chain %d = %v, want %v", i, step, ch, got, want)
+					}
 				}
 			}
-			if len(tc.want) > 0 && &c.Positions()[len(tc.want)-1][0] == &s.Theta[0] {
-				t.Error("the collector kept the state's own slice, not a copy")
-			}
 			c.Reset()
-			if c.Len() != 0 || c.Positions() != nil || c.Thin != tc.thin || c.Burn != tc.burn {
+			if c.Len() != 0 || c.Draws() != nil || c.Thin != tc.thin || c.Burn != tc.burn {
 				t.Errorf("after Reset: Len %d, Thin %d, Burn %d", c.Len(), c.Thin, c.Burn)
 			}
 		})
@@ -354,55 +335,45 @@ func TestCollectorThinsAndCounts(t *testing.T) {
 // statistics beyond 2.33 MCSE (3.25), about the rate the bound implies.
 func TestRunCollectorHitsGaussianMoments(t *testing.T) {
 	const chains, steps, thin = 500, 3000, 10
-	g, err := gaussian.New(corrMean, mat.NewSymDense(2, corrCov))
-	if err != nil {
-		t.Fatal(err)
-	}
-	target, err := tasks.Compile(g, chains, graph.Float64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := NewSGHMC(target, 0.01, 1)
+	target := samplerstest.GaussianTarget(t, samplerstest.CorrMean, samplerstest.CorrCov, chains)
+	k, err := samplers.NewSGHMC(target, samplers.SGHMCSettings{StepSize: samplers.Constant(0.01), Friction: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(4, 4))
-	l11, l21 := math.Sqrt(corrCov[0]), corrCov[1]/math.Sqrt(corrCov[0])
-	l22 := math.Sqrt(corrCov[3] - l21*l21)
+	l11, l21 := math.Sqrt(samplerstest.CorrCov[0]), samplerstest.CorrCov[1]/math.Sqrt(samplerstest.CorrCov[0])
+	l22 := math.Sqrt(samplerstest.CorrCov[3] - l21*l21)
 	theta, p := make([]float64, 2*chains), make([]float64, 2*chains)
 	for c := 0; c < chains; c++ {
 		z0, z1 := rng.NormFloat64(), rng.NormFloat64()
-		theta[c], theta[chains+c] = corrMean[0]+l11*z0, corrMean[1]+l21*z0+l22*z1
+		theta[c], theta[chains+c] = samplerstest.CorrMean[0]+l11*z0, samplerstest.CorrMean[1]+l21*z0+l22*z1
 		p[c], p[chains+c] = rng.NormFloat64(), rng.NormFloat64()
 	}
 	s, err := k.Init(theta, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples := &Collector{Thin: thin}
-	if err := Run(context.Background(), k, rng, s, steps, samples.Hook); err != nil {
+	samples := &samplers.Collector{Thin: thin}
+	if err := samplers.Run(context.Background(), k, rng, s, steps, samples.Hook); err != nil {
 		t.Fatal(err)
 	}
 	if samples.Len() != steps/thin {
 		t.Fatalf("%d samples kept, want %d", samples.Len(), steps/thin)
 	}
-	coords, err := diag.CoordinateChains(samples.Positions(), chains)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, x := range coords {
+	for i := range 2 {
+		x := samples.Draws().Coordinate(nil, i)
 		sq := make([][]float64, len(x)) // (x − μ)², whose mean is the variance
 		for c, draws := range x {
 			sq[c] = make([]float64, len(draws))
 			for j, v := range draws {
-				sq[c][j] = (v - corrMean[i]) * (v - corrMean[i])
+				sq[c][j] = (v - samplerstest.CorrMean[i]) * (v - samplerstest.CorrMean[i])
 			}
 		}
 		for _, m := range []struct {
 			name   string
 			chains [][]float64
 			truth  float64
-		}{{fmt.Sprintf("mean %d", i+1), x, corrMean[i]}, {fmt.Sprintf("variance %d", i+1), sq, corrCov[3*i]}} {
+		}{{fmt.Sprintf("mean %d", i+1), x, samplerstest.CorrMean[i]}, {fmt.Sprintf("variance %d", i+1), sq, samplerstest.CorrCov[3*i]}} {
 			mcse, err := diag.MCSE(m.chains)
 			if err != nil {
 				t.Fatal(err)

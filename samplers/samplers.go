@@ -1,25 +1,53 @@
-// Package samplers implements stochastic-gradient MCMC samplers over K
-// parallel chains held together: SGLD, SGHMC, preconditioned SGLD and the
-// meta-learned NNSGHMC of Gong, Li & Hernández-Lobato (ICLR 2019).
+// Package samplers runs stochastic-gradient MCMC on K parallel chains:
+// SGLD, SGHMC and preconditioned SGLD here, the meta-learned NNSGHMC of
+// Gong, Li & Hernández-Lobato (ICLR 2019) in package nnsghmc, and any
+// kernel written elsewhere. It imports no Gorgonia: a user's model needs
+// this package, diag and nnsghmc only.
 //
-// Each sampler is a Kernel in the style of BlackJAX's init/step kernels:
-// Init builds a State from initial positions and Step advances every chain by
-// one update, evaluating the target's stochastic gradient once. All
-// randomness comes from the *rand.Rand passed to Step, so the same seed gives
-// bit-identical chains. Run steps a kernel in a loop, with a Hook after each
-// step to record or evaluate the chains (a Collector keeps their positions)
-// and a context to interrupt it.
+// # Targets
 //
-// Save and Restore turn a State into a Snapshot that JSON writes and reads
+// A Target evaluates the stochastic energy Ũ(θ) = −log π̃(θ), prior
+// included, and its gradient for K chains at once. NewTarget makes one
+// from a Posterior written for one position: the log-prior and the
+// log-likelihood of a minibatch, with their gradients. It draws the
+// minibatches (a fresh permutation of the data each pass) and scales the
+// likelihood by N/n, once, in one place; with TargetSettings.NoiseEstimate
+// it also estimates the variance of the minibatch gradient's noise. Package
+// tasks compiles targets from Gorgonia graphs.
+//
+// # Samplers
+//
+// Each sampler is a Kernel in the style of BlackJAX's init/step kernels,
+// made by one constructor shape, NewX(target, XSettings), with
+// DefaultXSettings(): Init builds a State from initial positions and Step
+// advances every chain by one update, evaluating the target once. The step
+// size is a setting, a Schedule of the step (Constant, Warmup). All
+// randomness comes from the *rand.Rand passed to Step, so the same seed
+// gives bit-identical chains. Run steps a kernel in a loop, with a Hook
+// after each step (a Collector keeps the draws, in the (chain, draw, dim)
+// order of diag.Draws) and a context to interrupt it.
+//
+// # Tuning and checking
+//
+// TuneStepSize chooses a step size by the kernel Stein discrepancy of
+// short pilot runs (diag.KSD), which measures bias, not only mixing;
+// diag.Summary gives the per-coordinate mean, sd, Monte-Carlo error, bulk
+// and tail ESS and R̂ of the draws, as ArviZ's az.summary. Kernels say once,
+// through Warn, when they run outside what they were made for: SGHMC where
+// the estimated gradient noise exceeds its friction, NNSGHMC where its
+// networks see inputs far from those of their training.
+//
+// # Kernels of your own
+//
+// A sampler can be written in any package: a Kernel keeps its own memory
+// of the chains (a thermostat, a moving average) in State.Aux, and uses
+// InitState, EvaluateState and CheckState, as the SGNHT example does. Save
+// and Restore turn a State into a Snapshot that JSON writes and reads
 // exactly, the kernel's memory included, so a run can stop and continue
 // bit for bit (cmd/sample --resume).
 //
-// A sampler can be written in any package: a Kernel keeps its own memory of
-// the chains (a thermostat, a moving average) in State.Aux, as the SGNHT
-// example does.
-//
 // Positions and momenta of K chains in D dimensions are stored
-// coordinate-major, as in package tasks: coordinate i of chain k is at i·K+k.
+// coordinate-major: coordinate i of chain k is at i·K + k.
 package samplers
 
 import (
@@ -27,8 +55,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
 // State is the state of K chains.
@@ -37,7 +63,7 @@ type State struct {
 	P     []float64 // momenta p, length D·K (nil for first-order samplers)
 	// Eval is the target's evaluation at the positions the last step
 	// started from (nil before the first step).
-	Eval *tasks.Eval
+	Eval *Eval
 	// Steps counts the steps taken since Init.
 	Steps int
 	// Aux is the kernel's own memory of the chains beyond positions and
@@ -59,8 +85,9 @@ type State struct {
 // Run checks its states for divergence.
 //
 // Kernel values are not safe for concurrent use: Step evaluates the
-// target, and a compiled target (tasks.Compile) computes in buffers of its
-// own, and NNSGHMC keeps scratch space in the kernel. Give each goroutine
+// target, which computes in buffers of its own (NewTarget's and package
+// tasks' compiled targets do), and NNSGHMC keeps scratch space in the
+// kernel. Give each goroutine
 // its own kernel and target. Several states may be stepped by one kernel in
 // turn (each state carries its own memory), and a state may be passed on to
 // another kernel of the same type, settings and target.
@@ -74,28 +101,13 @@ type Kernel interface {
 	Step(rng *rand.Rand, s *State) error
 }
 
-// Runaway is the magnitude beyond which a position or momentum counts as
-// diverged (tasks.Runaway).
-const Runaway = tasks.Runaway
-
-// DivergenceError reports a chain whose state or energy became non-finite,
-// or whose position or momentum exceeded Runaway in magnitude. Its Step is
-// the number of steps after which the state is bad, as cmd/sample numbers
-// the rows of metrics.csv: a step that turns the state after n−1 steps into
-// a bad one reports step n, and a bad energy at the positions after n steps
-// reports step n (0 for the initial state).
-type DivergenceError = tasks.DivergenceError
-
-// ErrDiverged matches any *DivergenceError with errors.Is.
-var ErrDiverged = tasks.ErrDiverged
-
 // base holds what every kernel shares: the target and scratch space.
 type base struct {
-	target tasks.Target
+	target Target
 	d, k   int
 }
 
-func newBase(t tasks.Target) (base, error) {
+func newBase(t Target) (base, error) {
 	if t == nil {
 		return base{}, errors.New("samplers: nil target")
 	}
@@ -109,9 +121,19 @@ func newBase(t tasks.Target) (base, error) {
 // init validates and copies the initial state and gives it aux as the
 // kernel's memory, State.Aux (nil for a kernel without one).
 func (b base) init(theta0, p0 []float64, momentum bool, aux any) (*State, error) {
-	n := b.d * b.k
+	return InitState(b.target, theta0, p0, momentum, aux)
+}
+
+// InitState returns a state of t's chains at positions theta0 with momenta
+// p0 (zeros when p0 is nil) if momentum, both copied, and aux as the
+// kernel's memory: what a kernel's Init does. It refuses positions or
+// momenta of the wrong length or that are not finite. A kernel written in
+// another package calls it.
+func InitState(t Target, theta0, p0 []float64, momentum bool, aux any) (*State, error) {
+	d, k := t.Dim(), t.Chains()
+	n := d * k
 	if len(theta0) != n {
-		return nil, fmt.Errorf("samplers: %d initial positions, want %d dimensions × %d chains = %d", len(theta0), b.d, b.k, n)
+		return nil, fmt.Errorf("samplers: %d initial positions, want %d dimensions × %d chains = %d", len(theta0), d, k, n)
 	}
 	s := &State{Theta: append([]float64(nil), theta0...)}
 	if momentum {
@@ -123,7 +145,7 @@ func (b base) init(theta0, p0 []float64, momentum bool, aux any) (*State, error)
 			copy(s.P, p0)
 		}
 	}
-	if err := b.check(s); err != nil {
+	if err := CheckState(s, k); err != nil {
 		return nil, err
 	}
 	s.Aux = aux
@@ -131,21 +153,28 @@ func (b base) init(theta0, p0 []float64, momentum bool, aux any) (*State, error)
 }
 
 // evaluate evaluates the target at s.Theta into s.Eval.
-func (b base) evaluate(rng *rand.Rand, s *State) error {
+func (b base) evaluate(rng *rand.Rand, s *State) error { return EvaluateState(b.target, rng, s) }
+
+// EvaluateState evaluates t at s.Theta into s.Eval, allocating it on first
+// use, and returns a *DivergenceError naming the chain and the step
+// s.Steps if an energy or a gradient is not finite: what every kernel does
+// at the start of a step. A kernel written in another package calls it.
+func EvaluateState(t Target, rng *rand.Rand, s *State) error {
+	d, k := t.Dim(), t.Chains()
 	if s.Eval == nil {
-		s.Eval = tasks.NewEval(b.d, b.k)
+		s.Eval = NewEval(d, k)
 	}
-	if err := b.target.Evaluate(rng, s.Theta, s.Eval); err != nil {
+	if err := t.Evaluate(rng, s.Theta, s.Eval); err != nil {
 		return err
 	}
-	for k, u := range s.Eval.U {
-		if math.IsNaN(u) || math.IsInf(u, 0) {
-			return &DivergenceError{Step: s.Steps, Chain: k, What: "energy"}
+	for c, u := range s.Eval.U {
+		if !finite(u) {
+			return &DivergenceError{Step: s.Steps, Chain: c, What: "energy"}
 		}
 	}
 	for i, g := range s.Eval.Grad {
-		if math.IsNaN(g) || math.IsInf(g, 0) {
-			return &DivergenceError{Step: s.Steps, Chain: i % b.k, What: "energy gradient"}
+		if !finite(g) {
+			return &DivergenceError{Step: s.Steps, Chain: i % k, What: "energy gradient"}
 		}
 	}
 	return nil
@@ -153,11 +182,13 @@ func (b base) evaluate(rng *rand.Rand, s *State) error {
 
 // check returns a DivergenceError if a position or momentum is not finite
 // or runs away, naming the step s.Steps that produced it.
-func (b base) check(s *State) error { return checkRunaway(s, b.k) }
+func (b base) check(s *State) error { return CheckState(s, b.k) }
 
-// checkRunaway reports the first position, then momentum, that is not
-// finite or beyond ±Runaway, naming coordinate i's chain as i mod k.
-func checkRunaway(s *State, k int) error {
+// CheckState returns a *DivergenceError for the first position, then
+// momentum, of s that is not finite or beyond ±Runaway, naming the step
+// s.Steps and the chain of coordinate i as i mod k: what every kernel does
+// at the end of a step (Run does it for kernels of other packages too).
+func CheckState(s *State, k int) error {
 	for i, x := range s.Theta {
 		if !(math.Abs(x) <= Runaway) {
 			return &DivergenceError{Step: s.Steps, Chain: i % k, What: "position"}

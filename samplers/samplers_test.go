@@ -1,98 +1,28 @@
-package samplers
+package samplers_test
 
 import (
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
-	"github.com/metasgmcmc/metasgmcmc/coordnet"
-	"github.com/metasgmcmc/metasgmcmc/graph"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
-	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/samplerstest"
 )
 
-// standardTarget is N(μ, I) in 2-D for k chains: U = ½|θ−μ|² + log 2π and
-// ∇U = θ − μ, easy to evaluate by hand.
-var standardMean = []float64{1, -1}
-
-func standardTarget(t testing.TB, k int) tasks.Target {
+// oneStep returns the state after one step from θ = samplerstest.Theta0
+// and momenta p0 of the kernel that newKernel makes on the standard target
+// of 2 chains, with the generator seeded by seed.
+func oneStep(t *testing.T, newKernel func(samplers.Target) (samplers.Kernel, error), p0 []float64, seed uint64) *samplers.State {
 	t.Helper()
-	g, err := gaussian.New(standardMean, mat.NewSymDense(2, []float64{1, 0, 0, 1}))
+	k, err := newKernel(samplerstest.StandardTarget(t, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := tasks.Compile(g, k, graph.Float64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ev
-}
-
-// linearNet returns a one-hidden-unit ReLU network f(x) = c·(a·x + b0) + d,
-// linear wherever a·x + b0 > 0 (b0 is large, so everywhere the tests go).
-func linearNet(a []float64, c, d float64) *coordnet.Weights {
-	return &coordnet.Weights{
-		Inputs: len(a), Hidden: []int{1}, Activation: coordnet.ReLU,
-		W: [][]float64{append([]float64(nil), a...), {c}},
-		B: [][]float64{{10}, {d}},
-	}
-}
-
-// Two chains in 2-D, coordinate-major: chain 0 at (0.5, −1), chain 1 at
-// (2, 0).
-var (
-	theta0 = []float64{0.5, 2, -1, 0}
-	p0     = []float64{0.3, -0.2, 0.1, 0.4}
-)
-
-func gradAt(theta []float64) []float64 {
-	g := make([]float64, 4)
-	for i := 0; i < 2; i++ {
-		for k := 0; k < 2; k++ {
-			g[i*2+k] = theta[i*2+k] - standardMean[i]
-		}
-	}
-	return g
-}
-
-func energyAt(theta []float64, k int) float64 {
-	a, b := theta[k]-standardMean[0], theta[2+k]-standardMean[1]
-	return 0.5*(a*a+b*b) + 0.5*math.Log(2*math.Pi) // the toy's constant ½·log(2π·det Σ)
-}
-
-func normals(seed uint64, n int) []float64 {
-	rng := rand.New(rand.NewPCG(seed, 0))
-	x := make([]float64, n)
-	for i := range x {
-		x[i] = rng.NormFloat64()
-	}
-	return x
-}
-
-func assertClose(t *testing.T, what string, got, want []float64) {
-	t.Helper()
-	for i := range want {
-		if math.Abs(got[i]-want[i]) > 1e-9*(1+math.Abs(want[i])) {
-			t.Errorf("%s[%d] = %.12g, want %.12g", what, i, got[i], want[i])
-		}
-	}
-}
-
-// oneStep returns the state after one step from θ = theta0 and momenta p0 of
-// the kernel that newKernel makes on the standard target of 2 chains, with
-// the generator seeded by seed.
-func oneStep(t *testing.T, newKernel func(tasks.Target) (Kernel, error), p0 []float64, seed uint64) *State {
-	t.Helper()
-	k, err := newKernel(standardTarget(t, 2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, _ := k.Init(theta0, p0)
+	st, _ := k.Init(samplerstest.Theta0, p0)
 	if err := k.Step(rand.New(rand.NewPCG(seed, 0)), st); err != nil {
 		t.Fatal(err)
 	}
@@ -101,45 +31,49 @@ func oneStep(t *testing.T, newKernel func(tasks.Target) (Kernel, error), p0 []fl
 
 func TestOneStepMatchesHandComputation(t *testing.T) {
 	const eta, seed = 0.1, 42
-	xi := normals(seed, 4) // the noise the samplers draw, in coordinate order
-	g := gradAt(theta0)
+	xi := samplerstest.Normals(seed, 4) // the noise the samplers draw, in coordinate order
+	g := samplerstest.GradAt(samplerstest.Theta0)
 
 	t.Run("SGLD", func(t *testing.T) {
-		st := oneStep(t, func(tg tasks.Target) (Kernel, error) { return NewSGLD(tg, eta) }, nil, seed)
+		st := oneStep(t, func(tg samplers.Target) (samplers.Kernel, error) {
+			return samplers.NewSGLD(tg, samplers.SGLDSettings{StepSize: samplers.Constant(eta)})
+		}, nil, seed)
 		want := make([]float64, 4)
 		for i := range want {
-			want[i] = theta0[i] - eta*g[i] + math.Sqrt(2*eta)*xi[i]
+			want[i] = samplerstest.Theta0[i] - eta*g[i] + math.Sqrt(2*eta)*xi[i]
 		}
-		assertClose(t, "θ", st.Theta, want)
+		samplerstest.AssertClose(t, "θ", st.Theta, want)
 	})
 
 	t.Run("SGHMC", func(t *testing.T) {
 		const c = 2.0
-		st := oneStep(t, func(tg tasks.Target) (Kernel, error) { return NewSGHMC(tg, eta, c) }, p0, seed)
+		st := oneStep(t, func(tg samplers.Target) (samplers.Kernel, error) {
+			return samplers.NewSGHMC(tg, samplers.SGHMCSettings{StepSize: samplers.Constant(eta), Friction: c})
+		}, samplerstest.P0, seed)
 		wantP, wantT := make([]float64, 4), make([]float64, 4)
 		for i := range wantP {
-			wantP[i] = p0[i] - eta*g[i] - eta*c*p0[i] + math.Sqrt(2*eta*c)*xi[i]
-			wantT[i] = theta0[i] + eta*wantP[i]
+			wantP[i] = samplerstest.P0[i] - eta*g[i] - eta*c*samplerstest.P0[i] + math.Sqrt(2*eta*c)*xi[i]
+			wantT[i] = samplerstest.Theta0[i] + eta*wantP[i]
 		}
-		assertClose(t, "p", st.P, wantP)
-		assertClose(t, "θ", st.Theta, wantT)
+		samplerstest.AssertClose(t, "p", st.P, wantP)
+		samplerstest.AssertClose(t, "θ", st.Theta, wantT)
 	})
 
 	t.Run("pSGLD two steps", func(t *testing.T) {
-		cfg := PSGLDConfig{StepSize: eta, Decay: 0.9, Lambda: 0.01}
-		s, err := NewPSGLD(standardTarget(t, 2), cfg)
+		cfg := samplers.PSGLDSettings{StepSize: samplers.Constant(eta), Decay: 0.9, Lambda: 0.01}
+		s, err := samplers.NewPSGLD(samplerstest.StandardTarget(t, 2), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, _ := s.Init(theta0, nil)
+		st, _ := s.Init(samplerstest.Theta0, nil)
 		rng := rand.New(rand.NewPCG(seed, 0))
-		xi2 := normals(seed, 8)
-		theta, v := append([]float64(nil), theta0...), make([]float64, 4)
+		xi2 := samplerstest.Normals(seed, 8)
+		theta, v := append([]float64(nil), samplerstest.Theta0...), make([]float64, 4)
 		for step := 0; step < 2; step++ {
 			if err := s.Step(rng, st); err != nil {
 				t.Fatal(err)
 			}
-			g := gradAt(theta)
+			g := samplerstest.GradAt(theta)
 			for i := range theta {
 				// no prior term and N = 1: ḡ = ∇U
 				if step == 0 {
@@ -150,90 +84,32 @@ func TestOneStepMatchesHandComputation(t *testing.T) {
 				pre := 1 / (0.01 + math.Sqrt(v[i]))
 				theta[i] += -eta*pre*g[i] + math.Sqrt(2*eta*pre)*xi2[4*step+i]
 			}
-			assertClose(t, "θ", st.Theta, theta)
+			samplerstest.AssertClose(t, "θ", st.Theta, theta)
 		}
 	})
-
-	// NNSGHMC with networks linear where the chains are, so that Q_f, D_f
-	// and every derivative in Γ is known in closed form:
-	//   f_Q(u, p) = 0.5·(0.2u − 0.7p + 10) − 4,  ∂f_Q/∂u = 0.1, ∂f_Q/∂p = −0.35
-	//   f_D(u, p, g) = 0.8·(0.1u + 0.3p − 0.2g + 10) − 7.5, positive here
-	const beta, alpha, c0, sD = 0.3, 0.5, 0.2, 2.0
-	fQ := func(u, p float64) float64 { return 0.5*(0.2*u-0.7*p+10) - 4 }
-	fD := func(u, p, gr float64) float64 { return 0.8*(0.1*u+0.3*p-0.2*gr+10) - 7.5 }
-	for _, gamma := range []Gamma{GammaExact, GammaFD, GammaNone} {
-		t.Run("NNSGHMC "+string(gamma), func(t *testing.T) {
-			cfg := NNConfig{
-				NNSettings: NNSettings{StepSize: eta, Alpha: alpha, Beta: beta, C: c0, DScale: sD,
-					EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: gamma},
-				NNNets: NNNets{Q: linearNet([]float64{0.2, -0.7}, 0.5, -4),
-					D: linearNet([]float64{0.1, 0.3, -0.2}, 0.8, -7.5)},
-			}
-			st := oneStep(t, func(tg tasks.Target) (Kernel, error) { return NewNNSGHMC(tg, cfg) }, p0, seed)
-			wantP, wantT := make([]float64, 4), make([]float64, 4)
-			for i := range wantP {
-				u := energyAt(theta0, i%2) // N = 1, energy scale 1: u = U
-				q := beta + fQ(u, p0[i])
-				fd := fD(u, p0[i], g[i])
-				d := alpha*q*q + sD*fd + c0
-				gammaP := 0.1*g[i] + 2*alpha*q*(-0.35) + sD*0.8*0.3 // ∂Q/∂u·∂u/∂θ + ∂D/∂p
-				gammaT := 0.35                                      // −∂Q/∂p
-				if gamma == GammaNone {
-					gammaP, gammaT = 0, 0
-				}
-				wantP[i] = p0[i] - eta*q*g[i] - eta*d*p0[i] + eta*gammaP + math.Sqrt(2*eta*d)*xi[i]
-				wantT[i] = theta0[i] + eta*(beta+fQ(u, wantP[i]))*wantP[i] + eta*gammaT
-			}
-			assertClose(t, "p", st.P, wantP)
-			assertClose(t, "θ", st.Theta, wantT)
-		})
-	}
 }
 
+// TestSameSeedGivesBitIdenticalChains: every sampler of the package, on a
+// target with injected gradient noise, gives the same chains bit for bit
+// from the same seed. (NNSGHMC's test is in package samplers/nnsghmc.)
 func TestSameSeedGivesBitIdenticalChains(t *testing.T) {
-	target := tasks.GradientNoise{Target: standardTarget(t, 3), Sigma: 1}
-	cfg := toyConfig(0.05, GammaExact)
-	cfg.RandomNets([]int{8}, []int{8}, rand.New(rand.NewPCG(1, 1)))
-	run := func() []float64 {
-		s, err := NewNNSGHMC(target, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, _ := s.Init(make([]float64, 6), nil)
-		rng := rand.New(rand.NewPCG(7, 7))
-		for i := 0; i < 20; i++ {
-			if err := s.Step(rng, st); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return append(st.Theta, st.P...)
-	}
-	a, b := run(), run()
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			t.Fatalf("entry %d differs: %v vs %v", i, a[i], b[i])
-		}
-	}
-}
-
-func toyConfig(eta float64, gamma Gamma) NNConfig {
-	return NNConfig{NNSettings: NNSettings{StepSize: eta, ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: gamma}}
+	samplerstest.SameSeedGivesBitIdenticalChains(t, stateKernels)
 }
 
 func TestDivergenceIsReported(t *testing.T) {
-	s, err := NewSGHMC(standardTarget(t, 2), 50, 1)
+	s, err := samplers.NewSGHMC(samplerstest.StandardTarget(t, 2), samplers.SGHMCSettings{StepSize: samplers.Constant(50), Friction: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _ := s.Init(theta0, nil)
+	st, _ := s.Init(samplerstest.Theta0, nil)
 	rng := rand.New(rand.NewPCG(1, 1))
 	for i := 0; i < 2000; i++ {
 		if err = s.Step(rng, st); err != nil {
 			break
 		}
 	}
-	var de *DivergenceError
-	if !errors.As(err, &de) || !errors.Is(err, ErrDiverged) {
+	var de *samplers.DivergenceError
+	if !errors.As(err, &de) || !errors.Is(err, samplers.ErrDiverged) {
 		t.Fatalf("a step size of 50 should diverge, got %v", err)
 	}
 	if de.Chain < 0 || de.Chain > 1 || de.Step < 1 {
@@ -248,31 +124,35 @@ func TestDivergenceIsReported(t *testing.T) {
 func TestDivergenceNamesTheBadStatesStep(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		make func() (Kernel, error)
+		make func() (samplers.Kernel, error)
 	}{
-		{"SGLD", func() (Kernel, error) { return NewSGLD(standardTarget(t, 2), 50) }},
-		{"SGHMC", func() (Kernel, error) { return NewSGHMC(standardTarget(t, 2), 50, 1) }},
+		{"SGLD", func() (samplers.Kernel, error) {
+			return samplers.NewSGLD(samplerstest.StandardTarget(t, 2), samplers.SGLDSettings{StepSize: samplers.Constant(50)})
+		}},
+		{"SGHMC", func() (samplers.Kernel, error) {
+			return samplers.NewSGHMC(samplerstest.StandardTarget(t, 2), samplers.SGHMCSettings{StepSize: samplers.Constant(50), Friction: 1})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := tc.make()
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, _ := s.Init(theta0, nil)
+			st, _ := s.Init(samplerstest.Theta0, nil)
 			rng := rand.New(rand.NewPCG(1, 1))
 			calls := 0
 			for calls < 2000 && err == nil {
 				calls++
 				err = s.Step(rng, st)
 			}
-			var de *DivergenceError
+			var de *samplers.DivergenceError
 			if !errors.As(err, &de) {
 				t.Fatalf("no divergence in %d steps: %v", calls, err)
 			}
 			want := calls // the state this call produced is bad
 			if de.What == "energy" || de.What == "energy gradient" {
 				want = calls - 1 // the state it started from is bad
-			} else if Bounded(st.Theta) && Bounded(st.P) {
+			} else if samplers.Bounded(st.Theta) && samplers.Bounded(st.P) {
 				t.Errorf("%v, but the state after %d steps is bounded", err, calls)
 			}
 			if de.Step != want || de.Step != st.Steps {
@@ -285,36 +165,44 @@ func TestDivergenceNamesTheBadStatesStep(t *testing.T) {
 	}
 }
 
+// TestInvalidSettingsAreRejected: the constructors refuse settings that
+// make no sampler, Init refuses bad positions, and Step refuses a schedule
+// that gives a step size that is not a positive number. (NNSGHMC's
+// settings are tested in package samplers/nnsghmc.)
 func TestInvalidSettingsAreRejected(t *testing.T) {
-	target := standardTarget(t, 2)
-	good := toyConfig(0.1, GammaExact)
-	good.RandomNets([]int{3}, []int{3}, rand.New(rand.NewPCG(1, 1)))
-	noNets := toyConfig(0.1, GammaExact)
-	badGamma := good
-	badGamma.Gamma = "approximate"
-	negAlpha := good
-	negAlpha.Alpha = -1
+	target := samplerstest.StandardTarget(t, 2)
+	sgld := func(s samplers.Schedule) error {
+		_, err := samplers.NewSGLD(target, samplers.SGLDSettings{StepSize: s})
+		return err
+	}
 	tests := []struct {
 		name string
 		make func() error
 	}{
-		{"SGLD zero step", func() error { _, err := NewSGLD(target, 0); return err }},
-		{"SGLD NaN step", func() error { _, err := NewSGLD(target, math.NaN()); return err }},
-		{"SGHMC negative friction", func() error { _, err := NewSGHMC(target, 0.1, -1); return err }},
-		{"pSGLD decay 1", func() error {
-			_, err := NewPSGLD(target, PSGLDConfig{StepSize: 0.1, Decay: 1, Lambda: 1e-5})
+		{"SGLD zero step", func() error { return sgld(samplers.Constant(0)) }},
+		{"SGLD NaN step", func() error { return sgld(samplers.Constant(math.NaN())) }},
+		{"SGLD no schedule", func() error { return sgld(nil) }},
+		{"SGHMC negative friction", func() error {
+			_, err := samplers.NewSGHMC(target, samplers.SGHMCSettings{StepSize: samplers.Constant(0.1), Friction: -1})
 			return err
 		}},
-		{"NNSGHMC without networks", func() error { _, err := NewNNSGHMC(target, noNets); return err }},
-		{"NNSGHMC unknown gamma", func() error { _, err := NewNNSGHMC(target, badGamma); return err }},
-		{"NNSGHMC negative alpha", func() error { _, err := NewNNSGHMC(target, negAlpha); return err }},
+		{"SGHMC zero settings", func() error { _, err := samplers.NewSGHMC(target, samplers.SGHMCSettings{}); return err }},
+		{"pSGLD decay 1", func() error {
+			_, err := samplers.NewPSGLD(target, samplers.PSGLDSettings{StepSize: samplers.Constant(0.1), Decay: 1, Lambda: 1e-5})
+			return err
+		}},
+		{"pSGLD zero lambda", func() error {
+			_, err := samplers.NewPSGLD(target, samplers.PSGLDSettings{StepSize: samplers.Constant(0.1), Decay: 0.99})
+			return err
+		}},
+		{"nil target", func() error { _, err := samplers.NewSGLD(nil, samplers.DefaultSGLDSettings()); return err }},
 		{"wrong number of positions", func() error {
-			s, _ := NewSGLD(target, 0.1)
+			s, _ := samplers.NewSGLD(target, samplers.DefaultSGLDSettings())
 			_, err := s.Init([]float64{1, 2, 3}, nil)
 			return err
 		}},
 		{"non-finite position", func() error {
-			s, _ := NewSGLD(target, 0.1)
+			s, _ := samplers.NewSGLD(target, samplers.DefaultSGLDSettings())
 			_, err := s.Init([]float64{1, 2, math.Inf(1), 3}, nil)
 			return err
 		}},
@@ -324,36 +212,38 @@ func TestInvalidSettingsAreRejected(t *testing.T) {
 			t.Errorf("%s: accepted", tc.name)
 		}
 	}
-	if _, err := NewNNSGHMC(target, good); err != nil {
-		t.Errorf("valid settings rejected: %v", err)
+	for name, build := range map[string]func() error{
+		"SGLD":  func() error { _, err := samplers.NewSGLD(target, samplers.DefaultSGLDSettings()); return err },
+		"SGHMC": func() error { _, err := samplers.NewSGHMC(target, samplers.DefaultSGHMCSettings()); return err },
+		"pSGLD": func() error { _, err := samplers.NewPSGLD(target, samplers.DefaultPSGLDSettings()); return err },
+	} {
+		if err := build(); err != nil {
+			t.Errorf("%s: the default settings are rejected: %v", name, err)
+		}
 	}
 }
 
-// TestSetStepSizeEqualsBuildingWithIt changes η of a built NNSGHMC and
-// compares one step with a sampler built with the new η, for every Γ.
-func TestSetStepSizeEqualsBuildingWithIt(t *testing.T) {
-	for _, gamma := range []Gamma{GammaExact, GammaFD, GammaNone} {
-		run := func(eta0, eta float64) []float64 {
-			cfg := toyConfig(eta0, gamma)
-			cfg.RandomNets([]int{6}, []int{6}, rand.New(rand.NewPCG(4, 4)))
-			s, err := NewNNSGHMC(standardTarget(t, 2), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := s.SetStepSize(eta); err != nil {
-				t.Fatal(err)
-			}
-			st, _ := s.Init(theta0, p0)
-			if err := s.Step(rand.New(rand.NewPCG(1, 1)), st); err != nil {
-				t.Fatal(err)
-			}
-			return append(st.Theta, st.P...)
+// TestScheduleIsCheckedAtEveryStep: a schedule whose step size turns bad
+// after the first steps is refused at the step that would use it, naming
+// it, and leaves the state where it was.
+func TestScheduleIsCheckedAtEveryStep(t *testing.T) {
+	s, err := samplers.NewSGLD(samplerstest.StandardTarget(t, 2), samplers.SGLDSettings{StepSize: samplers.Warmup(2, 0.1, -1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := s.Init(samplerstest.Theta0, nil)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for range 2 {
+		if err := s.Step(rng, st); err != nil {
+			t.Fatal(err)
 		}
-		a, b := run(0.3, 0.05), run(0.05, 0.05)
-		for i := range a {
-			if a[i] != b[i] {
-				t.Fatalf("%s: entry %d: %v after SetStepSize, %v when built with it", gamma, i, a[i], b[i])
-			}
-		}
+	}
+	before := append([]float64(nil), st.Theta...)
+	err = s.Step(rng, st)
+	if err == nil || !strings.Contains(err.Error(), "step size -1 at step 3") {
+		t.Errorf("step 3: %v, want the step size -1 of step 3 refused", err)
+	}
+	if st.Steps != 2 || !slices.Equal(st.Theta, before) {
+		t.Errorf("the refused step moved the state to step %d", st.Steps)
 	}
 }

@@ -8,13 +8,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
-	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/samplers/diag"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
-	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
 )
 
 // SGNHT is the stochastic gradient Nosé–Hoover thermostat (Ding et al.,
@@ -29,9 +24,11 @@ import (
 //	ξ ← ξ + η·(pᵀp/D − 1),
 //
 // and ξ starts at A. The thermostats are the kernel's own memory, kept in
-// State.Aux.
+// State.Aux. It validates, evaluates and checks its states with
+// samplers.InitState, EvaluateState and CheckState, as the package's own
+// kernels do.
 type SGNHT struct {
-	Target tasks.Target
+	Target samplers.Target
 	Eta    float64 // step size η
 	A      float64 // diffusion A
 }
@@ -44,18 +41,12 @@ type thermostat struct {
 
 // Init implements samplers.Kernel.
 func (s *SGNHT) Init(theta0, p0 []float64) (*samplers.State, error) {
-	n := s.Target.Dim() * s.Target.Chains()
-	if len(theta0) != n || (p0 != nil && len(p0) != n) {
-		return nil, fmt.Errorf("SGNHT: %d positions and %d momenta, want %d", len(theta0), len(p0), n)
-	}
-	st := &samplers.State{Theta: append([]float64(nil), theta0...), P: make([]float64, n)}
-	copy(st.P, p0)
 	th := &thermostat{xi: make([]float64, s.Target.Chains()), kinetic: make([]float64, s.Target.Chains())}
 	for c := range th.xi {
 		th.xi[c] = s.A
 	}
-	st.Aux = th
-	return st, nil
+	// copies and checks the positions and momenta (zeros when p0 is nil)
+	return samplers.InitState(s.Target, theta0, p0, true, th)
 }
 
 // Step implements samplers.Kernel.
@@ -65,10 +56,9 @@ func (s *SGNHT) Step(rng *rand.Rand, st *samplers.State) error {
 		return errors.New("SGNHT: the state was not made by SGNHT.Init")
 	}
 	d, k := s.Target.Dim(), s.Target.Chains()
-	if st.Eval == nil {
-		st.Eval = tasks.NewEval(d, k)
-	}
-	if err := s.Target.Evaluate(rng, st.Theta, st.Eval); err != nil {
+	// evaluates the target into st.Eval, refusing a non-finite energy or
+	// gradient with a *samplers.DivergenceError
+	if err := samplers.EvaluateState(s.Target, rng, st); err != nil {
 		return err
 	}
 	sd := math.Sqrt(2 * s.A * s.Eta)
@@ -83,21 +73,47 @@ func (s *SGNHT) Step(rng *rand.Rand, st *samplers.State) error {
 	for c := range th.xi {
 		th.xi[c] += s.Eta * (th.kinetic[c]/float64(d) - 1)
 	}
-	st.Steps++ // Run checks that a step adds one, and checks the new state
-	return nil
+	st.Steps++ // Run checks that a step adds one
+	// a *samplers.DivergenceError for a position or momentum that is not
+	// finite or runs away
+	return samplers.CheckState(st, k)
 }
 
 // correlated returns the 2-D Gaussian with mean (1, −1) and covariance
-// [[1, 0.8], [0.8, 2]] compiled for the given number of chains, and its
-// mean and covariance.
-func correlated(chains int) (tasks.Target, []float64, []float64, error) {
+// [[1, 0.8], [0.8, 2]], a density without data written for one position,
+// as a target of the given number of chains, and its mean and covariance.
+func correlated(chains int) (samplers.Target, []float64, []float64, error) {
 	mean, cov := []float64{1, -1}, []float64{1, 0.8, 0.8, 2}
-	g, err := gaussian.New(mean, mat.NewSymDense(2, cov))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	t, err := tasks.Compile(g, chains, graph.Float64)
+	det := cov[0]*cov[3] - cov[1]*cov[2]
+	prec := []float64{cov[3] / det, -cov[1] / det, -cov[2] / det, cov[0] / det}
+	t, err := samplers.NewTarget(samplers.Posterior{
+		Dim: 2,
+		LogPrior: func(theta, grad []float64) float64 {
+			r0, r1 := theta[0]-mean[0], theta[1]-mean[1]
+			g0, g1 := prec[0]*r0+prec[1]*r1, prec[2]*r0+prec[3]*r1 // Σ⁻¹(θ − μ)
+			grad[0] -= g0
+			grad[1] -= g1
+			return -(r0*g0 + r1*g1) / 2
+		},
+	}, samplers.TargetSettings{Chains: chains})
 	return t, mean, cov, err
+}
+
+// noisy adds independent N(0, σ²) noise to every coordinate of its
+// target's gradient: stochastic gradients of known noise.
+type noisy struct {
+	samplers.Target
+	sigma float64
+}
+
+func (n noisy) Evaluate(rng *rand.Rand, theta []float64, e *samplers.Eval) error {
+	if err := n.Target.Evaluate(rng, theta, e); err != nil {
+		return err
+	}
+	for i := range e.Grad {
+		e.Grad[i] += n.sigma * rng.NormFloat64()
+	}
+	return nil
 }
 
 // A sampler of one's own: SGNHT, written above outside package samplers,
@@ -120,12 +136,12 @@ func Example_sgnht() {
 		panic(err)
 	}
 	var sum, sq [2]float64
-	for _, x := range samples.Positions() {
-		for i := range sum {
-			for _, v := range x[i*chains : (i+1)*chains] {
-				sum[i] += v
-				sq[i] += v * v
-			}
+	draws := samples.Draws() // (chain, draw, dim)
+	for c := 0; c < chains; c++ {
+		x := draws.Chain(c) // draw t of chain c is (x[2t], x[2t+1])
+		for j, v := range x {
+			sum[j%2] += v
+			sq[j%2] += v * v
 		}
 	}
 	n := float64(samples.Len() * chains)
@@ -164,7 +180,7 @@ func TestSGNHTHitsGaussianMoments(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.noise > 0 {
-				target = tasks.GradientNoise{Target: target, Sigma: c.noise}
+				target = noisy{Target: target, sigma: c.noise}
 			}
 			kernel := &SGNHT{Target: target, Eta: c.eta, A: 1}
 			// exact draws from the target and its momenta

@@ -2,7 +2,6 @@ package samplers
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 )
 
@@ -78,8 +77,8 @@ func Restore(k Kernel, snap *Snapshot) (*State, error) {
 		if err := u.UnmarshalJSON(snap.Aux); err != nil {
 			return nil, fmt.Errorf("samplers: restoring the memory of %T: %w", k, err)
 		}
-		if v, ok := st.Aux.(interface{ fits(n int) error }); ok {
-			if err := v.fits(len(st.Theta)); err != nil {
+		if v, ok := st.Aux.(interface{ Fits(n int) error }); ok {
+			if err := v.Fits(len(st.Theta)); err != nil {
 				return nil, fmt.Errorf("samplers: restoring the memory of %T: %w", k, err)
 			}
 		}
@@ -112,39 +111,5 @@ func (m *psgldMemory) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (m *psgldMemory) fits(n int) error { return vectorFits("v", m.v, n) }
-
-// nnJSON is what NNSGHMC's memory carries from one step to the next; the
-// rest of nnMemory is each step's scratch.
-type nnJSON struct {
-	Started bool      `json:"started"`
-	U       []float64 `json:"u,omitempty"`
-	P       []float64 `json:"p,omitempty"`
-	Q       []float64 `json:"q,omitempty"`
-	QHat    []float64 `json:"qhat,omitempty"`
-}
-
-// MarshalJSON saves the finite-difference memory of NNSGHMC.
-func (m *nnMemory) MarshalJSON() ([]byte, error) {
-	return json.Marshal(nnJSON{Started: m.started, U: m.u, P: m.p, Q: m.q, QHat: m.qhat})
-}
-
-// UnmarshalJSON restores memory saved by MarshalJSON.
-func (m *nnMemory) UnmarshalJSON(b []byte) error {
-	var j nnJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	m.started, m.u, m.p, m.q, m.qhat = j.Started, j.U, j.P, j.Q, j.QHat
-	return nil
-}
-
-func (m *nnMemory) fits(n int) error {
-	if err := errors.Join(vectorFits("u", m.u, n), vectorFits("p", m.p, n), vectorFits("q", m.q, n), vectorFits("qhat", m.qhat, n)); err != nil {
-		return err
-	}
-	if l := len(m.u); len(m.p) != l || len(m.q) != l || len(m.qhat) != l {
-		return fmt.Errorf("u, p, q and qhat have %d, %d, %d and %d values, want as many", len(m.u), len(m.p), len(m.q), len(m.qhat))
-	}
-	return nil
-}
+// Fits checks the restored average against n coordinates.
+func (m *psgldMemory) Fits(n int) error { return vectorFits("v", m.v, n) }

@@ -1,6 +1,9 @@
-// Package tasks defines target densities π(θ) ∝ exp(−U(θ)) for the samplers:
-// an energy is a Gorgonia graph of U for K chains at once (Energy), and
-// Compile turns it into a Target that evaluates Ũ and ∇Ũ numerically.
+// Package tasks defines target densities π(θ) ∝ exp(−U(θ)) as Gorgonia
+// graphs, as the paper's tasks are written: an energy is a graph of U for
+// K chains at once (Energy), and Compile turns it into a samplers.Target
+// that evaluates Ũ and ∇Ũ numerically, the gradient by reverse-mode
+// differentiation. (A model written for one position in plain Go needs no
+// graph: samplers.NewTarget.) Monitors measure runs on the tasks.
 //
 // Positions of K chains in D dimensions are held together, coordinate-major:
 // a (D, K) matrix stored row-major, so coordinate i of chain k is at i·K + k.
@@ -18,6 +21,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 )
 
 // Energy defines a target density π(θ) ∝ exp(−U(θ)) by building U as a graph.
@@ -45,41 +49,14 @@ type Model struct {
 	// inputs before an evaluation.
 	Next func(rng *rand.Rand) error
 	// Batches, when not nil, is the order in which Next visits the data.
-	Batches *Batches
-}
-
-// Eval holds one evaluation of a target at the positions of K chains.
-type Eval struct {
-	U         []float64 // Ũ(θ_k), length K
-	Prior     []float64 // the prior part of Ũ(θ_k), length K (zeros when none)
-	Grad      []float64 // ∇Ũ, length D·K, coordinate-major
-	PriorGrad []float64 // ∇ of the prior part, length D·K (zeros when none)
-}
-
-// NewEval allocates an Eval for d dimensions and k chains.
-func NewEval(d, k int) *Eval {
-	return &Eval{U: make([]float64, k), Prior: make([]float64, k), Grad: make([]float64, d*k), PriorGrad: make([]float64, d*k)}
-}
-
-// Target is an energy of K chains ready to be evaluated: what samplers use.
-type Target interface {
-	// Dim is the dimension D of θ.
-	Dim() int
-	// Chains is the number K of chains evaluated together.
-	Chains() int
-	// DataSize is N (1 for targets without data).
-	DataSize() float64
-	// Evaluate computes the stochastic energy and its gradient at theta
-	// (length D·K, coordinate-major) into e. rng supplies all randomness
-	// (minibatch choice, injected gradient noise).
-	Evaluate(rng *rand.Rand, theta []float64, e *Eval) error
+	Batches *samplers.Batches
 }
 
 // Reevaluator is a target that can evaluate again on the minibatch of its
 // last evaluation.
 type Reevaluator interface {
-	Target
-	EvaluateAgain(theta []float64, e *Eval) error
+	samplers.Target
+	EvaluateAgain(theta []float64, e *samplers.Eval) error
 }
 
 // Evaluator is a compiled Energy: it implements Target and Reevaluator.
@@ -159,10 +136,10 @@ func (ev *Evaluator) DataSize() float64 { return ev.model.DataSize }
 
 // Batches implements Batched: the model's minibatch order, or nil when it
 // has none.
-func (ev *Evaluator) Batches() *Batches { return ev.model.Batches }
+func (ev *Evaluator) Batches() *samplers.Batches { return ev.model.Batches }
 
 // Evaluate implements Target.
-func (ev *Evaluator) Evaluate(rng *rand.Rand, theta []float64, e *Eval) error {
+func (ev *Evaluator) Evaluate(rng *rand.Rand, theta []float64, e *samplers.Eval) error {
 	if err := ev.positions(theta); err != nil {
 		return err
 	}
@@ -177,7 +154,7 @@ func (ev *Evaluator) Evaluate(rng *rand.Rand, theta []float64, e *Eval) error {
 // EvaluateAgain computes the energy and its gradient at theta on the
 // minibatch of the last Evaluate (or, before any, on the energy's data as
 // built), drawing no new one. It implements Reevaluator.
-func (ev *Evaluator) EvaluateAgain(theta []float64, e *Eval) error {
+func (ev *Evaluator) EvaluateAgain(theta []float64, e *samplers.Eval) error {
 	if err := ev.positions(theta); err != nil {
 		return err
 	}
@@ -193,7 +170,7 @@ func (ev *Evaluator) positions(theta []float64) error {
 }
 
 // run evaluates the program at theta on the data it holds.
-func (ev *Evaluator) run(theta []float64, e *Eval) error {
+func (ev *Evaluator) run(theta []float64, e *samplers.Eval) error {
 	if err := graph.SetValue(ev.theta, theta); err != nil {
 		return err
 	}
@@ -240,12 +217,12 @@ func zero(x []float64, n int) []float64 {
 // stochastic-gradient noise of the paper's toy experiment. The energy values
 // are left exact.
 type GradientNoise struct {
-	Target
+	samplers.Target
 	Sigma float64
 }
 
 // Evaluate implements Target.
-func (n GradientNoise) Evaluate(rng *rand.Rand, theta []float64, e *Eval) error {
+func (n GradientNoise) Evaluate(rng *rand.Rand, theta []float64, e *samplers.Eval) error {
 	if err := n.Target.Evaluate(rng, theta, e); err != nil {
 		return err
 	}

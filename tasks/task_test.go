@@ -9,6 +9,7 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 )
 
 // banana is a test energy with a data term, a prior and a minibatch: for
@@ -40,7 +41,7 @@ func TestEvaluatorGradientsAndParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	theta := []float64{0.5, -1, 1.2, 0.3, -0.7, 2}
-	e := NewEval(3, k)
+	e := samplers.NewEval(3, k)
 	seed := uint64(3)
 	if err := ev.Evaluate(rand.New(rand.NewPCG(seed, 0)), theta, e); err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func TestGradientNoiseHasTheRightSpread(t *testing.T) {
 	}
 	noisy := GradientNoise{Target: ev, Sigma: 2}
 	theta := []float64{0.1, 0.2, 0.3}
-	exact, e := NewEval(3, 1), NewEval(3, 1)
+	exact, e := samplers.NewEval(3, 1), samplers.NewEval(3, 1)
 	rng, replay := rand.New(rand.NewPCG(11, 9)), rand.New(rand.NewPCG(11, 9))
 	const n = 5000
 	var s, ss float64

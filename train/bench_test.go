@@ -12,7 +12,7 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
-	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/internal/nnkernel"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
 )
@@ -40,10 +40,10 @@ func peakRSSMiB() float64 {
 //
 //	go test ./train -run '^$' -bench UnrollToy -benchtime 3x
 //	go test ./train -run '^$' -bench UnrollMLPSize -benchtime 2x
-func benchUnrolls(b *testing.B, cfg Config, prob Problem, nn samplers.NNConfig) {
+func benchUnrolls(b *testing.B, cfg Config, prob Problem, nn nnkernel.Config) {
 	cfg.Epochs = b.N
 	cfg.SubEpochs = 0
-	tr, err := New(cfg, prob, nn, 1)
+	tr, err := newTrainer(cfg, prob, nn, 1, false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func BenchmarkUnrollToy(b *testing.B) {
 		Cross:   &CrossChain{Every: 2, Lambda: 0.03, Weight: 1},
 		InChain: &InChain{Burn: 50, Thin: 3, FirstChain: [2]int{0, 9}, Stride: [2]int{5, 9}, Lambda: 0.03, Weight: 1},
 		QAdam:   adam, DAdam: adam, MomentumSD: 1}
-	nn := samplers.NNConfig{NNSettings: samplers.NNSettings{StepSize: 0.01, ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1}}
+	nn := nnkernel.Config{Settings: nnkernel.Settings{StepSize: 0.01, ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1}}
 	nn.RandomNets([]int{40, 40}, []int{40, 40}, rand.New(rand.NewPCG(1, 1)))
 	prob := Problem{Target: tasks.GradientNoise{Target: ev, Sigma: 1}, LossTarget: ev,
 		Init: func(rng *rand.Rand, k int) []float64 {
@@ -115,7 +115,7 @@ func BenchmarkUnrollMLPSize(b *testing.B) {
 		Cross: &CrossChain{Every: 3, Lambda: 0.05, Weight: 1},
 		QAdam: adam, DAdam: adam}
 	eta := math.Sqrt(0.007 / 60000)
-	nn := samplers.NNConfig{NNSettings: samplers.NNSettings{StepSize: eta, Alpha: 0.01 / eta, ClampQ: 5, DMax: 1000, DScale: 50,
+	nn := nnkernel.Config{Settings: nnkernel.Settings{StepSize: eta, Alpha: 0.01 / eta, ClampQ: 5, DMax: 1000, DScale: 50,
 		EnergyScale: -1, GradScale: 70, MomentumScale: 1}}
 	nn.RandomNets([]int{10}, []int{10}, rand.New(rand.NewPCG(1, 1)))
 	prob := Problem{Target: ev, Init: func(rng *rand.Rand, k int) []float64 {

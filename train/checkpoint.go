@@ -10,7 +10,7 @@ import (
 	"sort"
 
 	"github.com/metasgmcmc/metasgmcmc/coordnet"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 )
 
 // CheckpointVersion is the version of the checkpoint format.
@@ -34,6 +34,10 @@ type Checkpoint struct {
 	Batches []json.RawMessage `json:"batches,omitempty"`
 	Rows    []Row             `json:"rows"`
 	Seconds float64           `json:"seconds"`
+	// Ranges are the networks' input ranges over the epoch under way and
+	// over the last complete epoch (absent in checkpoints written before
+	// they were recorded: the ranges then start afresh).
+	Ranges [2]*InputRanges `json:"input_ranges,omitzero"`
 }
 
 // Checkpoint returns the trainer's state.
@@ -58,19 +62,20 @@ func (t *Trainer) Checkpoint() (*Checkpoint, error) {
 		Version: CheckpointVersion, Config: t.cfg, Position: t.pos,
 		Q: t.nn.Q.Clone(), D: t.nn.D.Clone(), QAdam: adam(t.qAdam), DAdam: adam(t.dAdam),
 		RNG: rng, Theta: clone(t.theta), P: clone(t.p), Batches: batches, Rows: t.Rows(), Seconds: t.elapsed(),
+		Ranges: [2]*InputRanges{t.ranges.clone(), t.lastRanges.clone()},
 	}, nil
 }
 
 // batches returns the minibatch orders of the targets, in the order of
 // Checkpoint.Batches.
-func (t *Trainer) batches() []*tasks.Batches {
-	targets := []tasks.Target{t.prob.Target}
+func (t *Trainer) batches() []*samplers.Batches {
+	targets := []samplers.Target{t.prob.Target}
 	if t.prob.LossTarget != t.prob.Target {
 		targets = append(targets, t.prob.LossTarget)
 	}
-	var bs []*tasks.Batches
+	var bs []*samplers.Batches
 	for _, tg := range targets {
-		if b, ok := tg.(tasks.Batched); ok && b.Batches() != nil {
+		if b, ok := tg.(samplers.Batched); ok && b.Batches() != nil {
 			bs = append(bs, b.Batches())
 		}
 	}
@@ -312,7 +317,7 @@ func validBatches(raw json.RawMessage) error {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return err
 	}
-	b, err := tasks.NewBatchesKeepLast(len(s.Perm), s.Size, s.KeepLast)
+	b, err := samplers.NewBatchesKeepLast(len(s.Perm), s.Size, s.KeepLast)
 	if err != nil {
 		return err
 	}
@@ -367,6 +372,7 @@ func (t *Trainer) Restore(c *Checkpoint) error {
 		t.theta, t.p = nil, nil
 	}
 	t.rows, t.seconds = append([]Row(nil), c.Rows...), c.Seconds
+	t.ranges, t.lastRanges = c.Ranges[0].clone(), c.Ranges[1].clone()
 	return t.sync()
 }
 

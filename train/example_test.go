@@ -9,6 +9,7 @@ import (
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
 	"github.com/metasgmcmc/metasgmcmc/train"
@@ -18,8 +19,8 @@ import (
 // target, the sampler sees noisy gradients, and the cross-chain loss
 // (KL(q_t‖π) up to a constant, its entropy from the Stein estimator) is
 // back-propagated through the unrolled steps into the weights of f_Q and f_D.
-// The trained networks are in Networks(); cmd/train does the same for the
-// catalogue's tasks and writes them to sampler.json.
+// The trained sampler is Trained(); cmd/train does the same for the
+// catalogue's tasks and writes it to sampler.json.
 func Example() {
 	const chains = 50
 	target, err := gaussian.New([]float64{0, 0}, mat.NewSymDense(2, []float64{1, 0.5, 0.5, 2}))
@@ -47,11 +48,10 @@ func Example() {
 		Cross: &train.CrossChain{Every: 3, Lambda: 0.05, Weight: 1},
 		QAdam: adam, DAdam: adam, MomentumSD: 1,
 	}
-	nn := samplers.NNConfig{NNSettings: samplers.NNSettings{StepSize: 0.1, Alpha: 1, C: 1, ClampQ: 5, DMax: 10, DScale: 1,
-		EnergyScale: 1, GradScale: 1, MomentumScale: 1, Gamma: samplers.GammaExact}}
-	nn.RandomNets([]int{10}, []int{10}, rand.New(rand.NewPCG(1, 2)))
+	start := nnsghmc.RandomTrained([]int{10}, []int{10}, nnsghmc.Inputs{EnergyScale: 1, GradScale: 1, MomentumScale: 1}, 1, rand.New(rand.NewPCG(1, 2)))
+	settings := nnsghmc.Settings{StepSize: samplers.Constant(0.1), Alpha: 1, C: 1, ClampQ: 5, DMax: 10, Gamma: nnsghmc.GammaExact}
 
-	tr, err := train.New(cfg, prob, nn, 42)
+	tr, err := train.New(cfg, prob, start, settings, 42)
 	if err != nil {
 		panic(err)
 	}

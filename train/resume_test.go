@@ -13,21 +13,21 @@ import (
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/internal/ctxtest"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 )
 
 // batchedTarget is a target that visits "data" in minibatches: every
-// evaluation takes the next batch of a tasks.Batches order and shifts the
+// evaluation takes the next batch of a samplers.Batches order and shifts the
 // gradient by the batch's items, so the result depends on the position in
 // the order, as with MNIST and the GRUs.
 type batchedTarget struct {
-	tasks.Target
-	b *tasks.Batches
+	samplers.Target
+	b *samplers.Batches
 }
 
-func (bt *batchedTarget) Batches() *tasks.Batches { return bt.b }
+func (bt *batchedTarget) Batches() *samplers.Batches { return bt.b }
 
-func (bt *batchedTarget) Evaluate(rng *rand.Rand, theta []float64, e *tasks.Eval) error {
+func (bt *batchedTarget) Evaluate(rng *rand.Rand, theta []float64, e *samplers.Eval) error {
 	idx := bt.b.Next(rng)
 	if err := bt.Target.Evaluate(rng, theta, e); err != nil {
 		return err
@@ -51,7 +51,7 @@ func (bt *batchedTarget) Evaluate(rng *rand.Rand, theta []float64, e *tasks.Eval
 func batchedProblem(t *testing.T, k int) Problem {
 	t.Helper()
 	p := tinyProblem(t, k, 2)
-	b, err := tasks.NewBatches(10, 3)
+	b, err := samplers.NewBatches(10, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func interruptAndResume(t *testing.T, freshMomentum bool) {
 	cfg := tinyConfig(k)
 	cfg.Epochs, cfg.SubEpochs = 3, 2 // 9 unrolls of 7 steps
 	cfg.FreshMomentum = freshMomentum
-	straight, err := New(cfg, batchedProblem(t, k), smoothNets(), 5)
+	straight, err := newTrainer(cfg, batchedProblem(t, k), smoothNets(), 5, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func interruptAndResume(t *testing.T, freshMomentum bool) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prob := batchedProblem(t, k)
-			first, err := New(cfg, prob, smoothNets(), 5)
+			first, err := newTrainer(cfg, prob, smoothNets(), 5, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +120,7 @@ func interruptAndResume(t *testing.T, freshMomentum bool) {
 func resumeMatches(t *testing.T, straight, first *Trainer, cfg Config, prob Problem) []Row {
 	t.Helper()
 	back := checkpointRoundTrip(t, first)
-	resumed, err := New(cfg, prob, smoothNets(), 999) // the seed is overridden by the checkpoint
+	resumed, err := newTrainer(cfg, prob, smoothNets(), 999, false) // the seed is overridden by the checkpoint
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func resumeMatches(t *testing.T, straight, first *Trainer, cfg Config, prob Prob
 // message names them aName and bName.
 func sameNetworks(t *testing.T, a, b *Trainer, aName, bName string) {
 	t.Helper()
-	na, nb := a.Networks(), b.Networks()
+	na, nb := a.networks(), b.networks()
 	q := append(nb.Q.Params(), nb.D.Params()...)
 	for i, p := range append(na.Q.Params(), na.D.Params()...) {
 		for j := range p {
@@ -167,7 +167,7 @@ func TestReadCheckpointRefusesABadField(t *testing.T) {
 	const k = 4
 	cfg := tinyConfig(k)
 	cfg.Epochs, cfg.SubEpochs = 3, 2
-	tr, err := New(cfg, batchedProblem(t, k), smoothNets(), 5)
+	tr, err := newTrainer(cfg, batchedProblem(t, k), smoothNets(), 5, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestReadCheckpointRefusesABadField(t *testing.T) {
 		{"chain state at an epoch's start", func(m map[string]any) { get(m, "position")["unroll"] = 0 }, "theta and p are given at the start"},
 		{"batch position", func(m map[string]any) { m["batches"].([]any)[0].(map[string]any)["pos"] = -3 }, "batches[0]"},
 		{"batch epoch", func(m map[string]any) { m["batches"].([]any)[0].(map[string]any)["epoch"] = -1 }, "batches[0]"},
-		{"batch order", func(m map[string]any) { m["batches"].([]any)[0].(map[string]any)["perm"].([]any)[0] = 99 }, "batches[0]: tasks: saved batch order is not a permutation"},
+		{"batch order", func(m map[string]any) { m["batches"].([]any)[0].(map[string]any)["perm"].([]any)[0] = 99 }, "batches[0]: samplers: saved batch order is not a permutation"},
 		{"a row missing", func(m map[string]any) { m["rows"] = m["rows"].([]any)[1:] }, "rows has 7 rows, want 8"},
 		{"a row out of place", func(m map[string]any) { m["rows"].([]any)[2].(map[string]any)["unroll"] = 2 }, "rows[2] is epoch 1, unroll 2"},
 		{"negative time", func(m map[string]any) { m["seconds"] = -1 }, "seconds is -1"},
@@ -279,7 +279,7 @@ func TestReadCheckpointRefusesABadField(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := New(cfg, batchedProblem(t, k), smoothNets(), 5)
+		again, err := newTrainer(cfg, batchedProblem(t, k), smoothNets(), 5, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -289,7 +289,7 @@ func TestReadCheckpointRefusesABadField(t *testing.T) {
 		// a trainer of another configuration is refused, naming the field
 		other := cfg
 		other.Window++
-		again, err = New(other, batchedProblem(t, k), smoothNets(), 5)
+		again, err = newTrainer(other, batchedProblem(t, k), smoothNets(), 5, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/coordnet"
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/graph/graphtest"
-	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/internal/nnkernel"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/bnn"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
@@ -61,9 +61,9 @@ func tinyProblem(t *testing.T, k int, d int) Problem {
 
 // smoothNets are tanh networks (smooth, so finite differences are clean)
 // with every term of the sampler switched on.
-func smoothNets() samplers.NNConfig {
-	cfg := samplers.NNConfig{NNSettings: samplers.NNSettings{StepSize: 0.05, Alpha: 0.2, Beta: 0.3, C: 0.5, ClampQ: 5, DMax: 50, DScale: 1,
-		EnergyScale: 0.5, GradScale: 1, MomentumScale: 1, Gamma: samplers.GammaExact}}
+func smoothNets() nnkernel.Config {
+	cfg := nnkernel.Config{Settings: nnkernel.Settings{StepSize: 0.05, Alpha: 0.2, Beta: 0.3, C: 0.5, ClampQ: 5, DMax: 50, DScale: 1,
+		EnergyScale: 0.5, GradScale: 1, MomentumScale: 1, Gamma: nnkernel.GammaExact}}
 	rng := rand.New(rand.NewPCG(12, 34))
 	cfg.Q = coordnet.New(2, []int{4}, coordnet.Tanh, rng)
 	cfg.D = coordnet.New(3, []int{4}, coordnet.Tanh, rng)
@@ -86,14 +86,14 @@ func tinyConfig(k int) Config {
 // loss is Σ_j adj_j·θ_j with the recorded adjoints. Its finite differences
 // in φ are what the back-propagated gradient must equal.
 type replay struct {
-	sg   *samplers.StepGraph
+	sg   *StepGraph
 	prog *graph.Program
 	u    *unrolled
-	base samplers.NNConfig // the networks whose Q_f D_f's α·Q_f² term sees
+	base nnkernel.Config // the networks whose Q_f D_f's α·Q_f² term sees
 }
 
-func newReplay(t *testing.T, nn samplers.NNConfig, n int, u *unrolled) *replay {
-	sg, err := samplers.BuildStep(nn, n, graph.Float64, samplers.StepOptions{FrozenInputs: true})
+func newReplay(t *testing.T, nn nnkernel.Config, n int, u *unrolled) *replay {
+	sg, err := BuildStep(nn, n, graph.Float64, StepOptions{FrozenInputs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,9 +186,9 @@ func TestUnrolledLossGradientMatchesFiniteDifferences(t *testing.T) {
 			}
 			var got *unrolled // the last unroll
 			tr.record = func(u *unrolled) { got = u }
-			before := tr.Networks()
+			before := tr.networks()
 			if tc.authors {
-				before.Gamma = samplers.GammaAuthors
+				before.Gamma = nnkernel.GammaAuthors
 			}
 			if tc.contEta > 0 {
 				before.StepSize = tc.contEta
@@ -351,7 +351,7 @@ func TestOneAdamStepLowersTheLoss(t *testing.T) {
 	}
 	var got *unrolled
 	tr.record = func(u *unrolled) { got = u }
-	before := tr.Networks()
+	before := tr.networks()
 	if err := tr.Run(context.Background(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func TestOneAdamStepLowersTheLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := tr.Networks()
+	after := tr.networks()
 	for i, p := range rp.sg.QNet.Weights.Params() {
 		copy(p, after.Q.Params()[i])
 	}
@@ -387,7 +387,7 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 	cfg.Epochs, cfg.SubEpochs = 3, 2
 	prob := tinyProblem(t, k, 2)
 
-	straight, err := New(cfg, prob, smoothNets(), 5)
+	straight, err := newTrainer(cfg, prob, smoothNets(), 5, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +395,7 @@ func TestResumeEqualsUninterruptedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	first, err := New(cfg, prob, smoothNets(), 5)
+	first, err := newTrainer(cfg, prob, smoothNets(), 5, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +421,7 @@ func TestRestoreAcceptsAnotherNumberOfEpochs(t *testing.T) {
 	const k = 4
 	cfg := tinyConfig(k)
 	cfg.Epochs = 2
-	tr, err := New(cfg, tinyProblem(t, k, 2), smoothNets(), 1)
+	tr, err := newTrainer(cfg, tinyProblem(t, k, 2), smoothNets(), 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +430,7 @@ func TestRestoreAcceptsAnotherNumberOfEpochs(t *testing.T) {
 	}
 	cp, _ := tr.Checkpoint()
 	cfg.Epochs = 1 // end early: nothing left to run
-	early, _ := New(cfg, tinyProblem(t, k, 2), smoothNets(), 1)
+	early, _ := newTrainer(cfg, tinyProblem(t, k, 2), smoothNets(), 1, false)
 	if err := early.Restore(cp); err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +438,7 @@ func TestRestoreAcceptsAnotherNumberOfEpochs(t *testing.T) {
 		t.Errorf("restored with fewer epochs: done %v after %d epochs", early.Done(), early.Epochs())
 	}
 	cfg.Epochs = 3 // extend
-	more, _ := New(cfg, tinyProblem(t, k, 2), smoothNets(), 1)
+	more, _ := newTrainer(cfg, tinyProblem(t, k, 2), smoothNets(), 1, false)
 	if err := more.Restore(cp); err != nil {
 		t.Fatal(err)
 	}
@@ -450,13 +450,13 @@ func TestRestoreAcceptsAnotherNumberOfEpochs(t *testing.T) {
 func TestRestoreRefusesAnotherConfiguration(t *testing.T) {
 	const k = 4
 	cfg := tinyConfig(k)
-	tr, err := New(cfg, tinyProblem(t, k, 2), smoothNets(), 1)
+	tr, err := newTrainer(cfg, tinyProblem(t, k, 2), smoothNets(), 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cp, _ := tr.Checkpoint()
 	cfg.Steps++
-	other, err := New(cfg, tinyProblem(t, k, 2), smoothNets(), 1)
+	other, err := newTrainer(cfg, tinyProblem(t, k, 2), smoothNets(), 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +471,7 @@ func TestDivergenceStopsTraining(t *testing.T) {
 	nn.StepSize = 40
 	cfg := tinyConfig(k)
 	cfg.Steps, cfg.Window = 60, 20
-	tr, err := New(cfg, tinyProblem(t, k, 2), nn, 1)
+	tr, err := newTrainer(cfg, tinyProblem(t, k, 2), nn, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +495,7 @@ func TestReusedVectorsChangeNothing(t *testing.T) {
 	cfg.Epochs, cfg.SubEpochs = 2, 2
 	prob := tinyProblem(t, k, 2)
 	train := func(keep bool) (*Trainer, int) {
-		tr, err := New(cfg, prob, smoothNets(), 5)
+		tr, err := newTrainer(cfg, prob, smoothNets(), 5, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/internal/nnkernel"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
@@ -62,20 +64,20 @@ type Config struct {
 	// do: their parallel_sample iterates a DataLoader restarted for each
 	// unroll, and grad_ELBO takes the step's minibatch. So the unrolls all
 	// meet the data the same way: with an order that keeps the short last
-	// batch (tasks.NewBatchesKeepLast), at the same step of every unroll
+	// batch (samplers.NewBatchesKeepLast), at the same step of every unroll
 	// (step 62 of 99 for the Data sampler's 30,596 images in batches of
 	// 500). The target must be a tasks.Reevaluator with a minibatch order
-	// (tasks.Batched), and the losses' target the same.
+	// (samplers.Batched), and the losses' target the same.
 	DataPerUnroll bool `json:"data_per_unroll,omitempty"`
 	// AuthorsStep unrolls the authors' training-mode step on the
-	// Bayesian networks (samplers.GammaAuthors: the code's sign of
+	// Bayesian networks (nnkernel.GammaAuthors: the code's sign of
 	// ∂Q_f/∂θ, ∂f_D/∂p kept where D_f's clamp binds, the position update
 	// with Q_f at (θ_t, p_t)) instead of the sampler's own step
-	// (samplers.GammaExact). With it our meta-gradient equals their code's
+	// (nnkernel.GammaExact). With it our meta-gradient equals their code's
 	// on the same inputs (train's package doc).
 	AuthorsStep bool `json:"authors_step,omitempty"`
 	// Chunk bounds the coordinates one step graph handles at once
-	// (samplers.StepChunk when 0).
+	// (nnkernel.StepChunk when 0).
 	Chunk int `json:"chunk,omitempty"`
 }
 
@@ -131,11 +133,11 @@ func (c *Config) Validate() error {
 type Problem struct {
 	// Target gives the stochastic gradients that drive the sampler, for
 	// Config.Chains chains.
-	Target tasks.Target
+	Target samplers.Target
 	// LossTarget gives the energy gradients of the losses; nil means
 	// Target. (The toy's losses use the exact gradient, its dynamics a
 	// noisy one.)
-	LossTarget tasks.Target
+	LossTarget samplers.Target
 	// Init draws fresh positions of k chains.
 	Init func(rng *rand.Rand, k int) []float64
 }
@@ -144,8 +146,8 @@ type Problem struct {
 // dynamics' target, evaluated on the minibatch of its last step.
 type sameBatch struct{ tasks.Reevaluator }
 
-// Evaluate implements tasks.Target, drawing no minibatch.
-func (s sameBatch) Evaluate(_ *rand.Rand, theta []float64, e *tasks.Eval) error {
+// Evaluate implements samplers.Target, drawing no minibatch.
+func (s sameBatch) Evaluate(_ *rand.Rand, theta []float64, e *samplers.Eval) error {
 	return s.EvaluateAgain(theta, e)
 }
 
@@ -185,12 +187,12 @@ func (e *DivergenceError) Error() string {
 type Trainer struct {
 	cfg  Config
 	prob Problem
-	nn   samplers.NNConfig
+	nn   nnkernel.Config
 
 	d, k, n      int
-	fwd          *samplers.NNSGHMC // the forward pass of the unrolls
+	fwd          *nnkernel.Kernel // the forward pass of the unrolls
 	vjp          *graph.Chunked
-	graphs       []*samplers.StepGraph
+	graphs       []*StepGraph
 	nq           int // number of f_Q parameter tensors
 	qAdam, dAdam *Adam
 
@@ -199,10 +201,14 @@ type Trainer struct {
 
 	pos      Position
 	theta, p []float64 // chain state at pos; nil at the start of an epoch
-	eta      float64   // the step size of the unroll under way
-	rows     []Row
-	seconds  float64   // training time before the current Run
-	running  time.Time // start of the current Run (zero outside Run)
+	// the networks' input ranges over the epoch under way's complete
+	// unrolls, and over the last complete epoch
+	ranges, lastRanges *InputRanges
+	unrollRanges       InputRanges // of the unroll under way
+	eta                float64     // the step size of the unroll under way
+	rows               []Row
+	seconds            float64   // training time before the current Run
+	running            time.Time // start of the current Run (zero outside Run)
 
 	spare [][]float64 // vectors of length n that finished windows gave back
 
@@ -210,11 +216,11 @@ type Trainer struct {
 	// unroll: the losses' (Stein's workspace, the rows), the backward pass's,
 	// and the forward pass's that the records do not keep
 	stein           steinWork
-	rowPos, rowGrad mat.Dense    // samples' positions and gradients as rows
-	back            [4][]float64 // the backward pass's adjoints, allocated once
-	feat            [2][]float64 // a step's full u and gradient feature
-	noise           []float64    // a step's noise ξ_t
-	eval            *tasks.Eval  // the targets' evaluations
+	rowPos, rowGrad mat.Dense      // samples' positions and gradients as rows
+	back            [4][]float64   // the backward pass's adjoints, allocated once
+	feat            [2][]float64   // a step's full u and gradient feature
+	noise           []float64      // a step's noise ξ_t
+	eval            *samplers.Eval // the targets' evaluations
 
 	frozen bool            // test hook: network inputs fed from the record
 	record func(*unrolled) // test hook: sees every finished unroll
@@ -247,13 +253,30 @@ func (t *Trainer) giveBack(w window) {
 	t.spare = append(t.spare, w.pEnd)
 }
 
-// New returns a trainer of the networks in nn (which it updates in place)
-// on prob, with all randomness drawn from a PCG generator seeded with seed.
-func New(cfg Config, prob Problem, nn samplers.NNConfig, seed uint64) (*Trainer, error) {
+// New returns a trainer of the networks of start (copied) on prob, with the
+// sampler's settings s, η = s.StepSize(1) in the unrolls (and
+// Config.ContinueStepSize in the continuations, when set) and Γ the exact
+// one (or the authors' training step, Config.AuthorsStep), and with all
+// randomness drawn from a PCG generator seeded with seed. Trained returns
+// the result.
+func New(cfg Config, prob Problem, start *nnsghmc.Trained, s nnsghmc.Settings, seed uint64) (*Trainer, error) {
+	if start == nil || s.StepSize == nil {
+		return nil, errors.New("train: New needs starting networks and settings with a step size")
+	}
+	if err := start.Validate(); err != nil {
+		return nil, err
+	}
+	nn := nnkernel.Config{
+		Settings: nnkernel.Settings{
+			StepSize: s.StepSize(1), Alpha: s.Alpha, Beta: s.Beta, C: s.C, ClampQ: s.ClampQ, DMax: s.DMax, DScale: start.DScale,
+			EnergyScale: start.Inputs.EnergyScale, GradScale: start.Inputs.GradScale, MomentumScale: start.Inputs.MomentumScale,
+		},
+		Nets: nnkernel.Nets{Q: start.Q, D: start.D},
+	}
 	return newTrainer(cfg, prob, nn, seed, false)
 }
 
-func newTrainer(cfg Config, prob Problem, nn samplers.NNConfig, seed uint64, frozen bool) (*Trainer, error) {
+func newTrainer(cfg Config, prob Problem, nn nnkernel.Config, seed uint64, frozen bool) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -261,7 +284,7 @@ func newTrainer(cfg Config, prob Problem, nn samplers.NNConfig, seed uint64, fro
 		return nil, errors.New("train: the problem needs a target and an initial distribution")
 	}
 	if cfg.DataPerUnroll {
-		b, batched := prob.Target.(tasks.Batched)
+		b, batched := prob.Target.(samplers.Batched)
 		again, ok := prob.Target.(tasks.Reevaluator)
 		if !batched || b.Batches() == nil || !ok || (prob.LossTarget != nil && prob.LossTarget != prob.Target) {
 			return nil, errors.New("train: data per unroll needs a target that has a minibatch order and evaluates again on a minibatch, and serves the losses too")
@@ -271,9 +294,9 @@ func newTrainer(cfg Config, prob Problem, nn samplers.NNConfig, seed uint64, fro
 	if prob.LossTarget == nil {
 		prob.LossTarget = prob.Target
 	}
-	nn.Gamma = samplers.GammaExact
+	nn.Gamma = nnkernel.GammaExact
 	if cfg.AuthorsStep {
-		nn.Gamma = samplers.GammaAuthors
+		nn.Gamma = nnkernel.GammaAuthors
 	}
 	nn.Q, nn.D = nn.Q.Clone(), nn.D.Clone()
 	if err := nn.Validate(); err != nil {
@@ -288,12 +311,12 @@ func newTrainer(cfg Config, prob Problem, nn samplers.NNConfig, seed uint64, fro
 	}
 	chunk := cfg.Chunk
 	if chunk <= 0 {
-		chunk = samplers.StepChunk
+		chunk = nnkernel.StepChunk
 	}
 	var err error
 	// the unrolls run forward without a graph; NNSGHMC shares t.nn's
 	// networks, which Adam and checkpoints update in place
-	if t.fwd, err = samplers.NewNNSGHMC(prob.Target, t.nn); err != nil {
+	if t.fwd, err = nnkernel.New(prob.Target, t.nn); err != nil {
 		return nil, err
 	}
 	t.vjp, err = graph.NewChunked(t.n, chunk, t.buildVJP)
@@ -308,11 +331,32 @@ func newTrainer(cfg Config, prob Problem, nn samplers.NNConfig, seed uint64, fro
 	return t, nil
 }
 
-// Networks returns the sampler's settings with the current networks.
-func (t *Trainer) Networks() samplers.NNConfig {
+// Trained returns the trained sampler as it stands: the current networks
+// (copies), their input scalings and s_D, and the domain they were trained
+// on: the target's dimension and data size, the unrolls' step sizes and the
+// networks' input ranges over the last complete epoch (InputRanges).
+func (t *Trainer) Trained() *nnsghmc.Trained {
+	nn := t.nn
+	tr := &nnsghmc.Trained{
+		Q: nn.Q.Clone(), D: nn.D.Clone(),
+		Inputs: nnsghmc.Inputs{EnergyScale: nn.EnergyScale, GradScale: nn.GradScale, MomentumScale: nn.MomentumScale},
+		DScale: nn.DScale,
+		Domain: nnsghmc.Domain{Dim: t.d, DataSize: t.prob.Target.DataSize(), StepSize: nnsghmc.Range{Min: nn.StepSize, Max: nn.StepSize}},
+	}
+	if c := t.cfg.ContinueStepSize; c > 0 {
+		tr.Domain.StepSize.Add(c)
+	}
+	if r := t.InputRanges(); r != nil {
+		tr.Domain.Energy, tr.Domain.Momentum, tr.Domain.Gradient = r.Energy, r.Momentum, r.Gradient
+	}
+	return tr
+}
+
+// networks returns the sampler's settings with the current networks.
+func (t *Trainer) networks() nnkernel.Config {
 	c := t.nn
 	c.Q, c.D = c.Q.Clone(), c.D.Clone()
-	c.Gamma = samplers.GammaExact // the trained networks sample with the valid step
+	c.Gamma = nnkernel.GammaExact // the trained networks sample with the valid step
 	return c
 }
 
@@ -380,6 +424,10 @@ func (t *Trainer) Run(ctx context.Context, onRow func(Row), onEpoch func() error
 			return err
 		}
 		t.rows = append(t.rows, rows...)
+		if t.ranges == nil {
+			t.ranges = &InputRanges{}
+		}
+		t.ranges.merge(&t.unrollRanges)
 		for _, r := range rows {
 			if onRow != nil {
 				onRow(r)
@@ -393,6 +441,7 @@ func (t *Trainer) Run(ctx context.Context, onRow func(Row), onEpoch func() error
 		if t.pos.Unroll > t.cfg.SubEpochs {
 			t.pos = Position{Epoch: t.pos.Epoch + 1}
 			t.theta, t.p = nil, nil
+			t.lastRanges, t.ranges = t.ranges, nil
 			if onEpoch != nil {
 				if err := onEpoch(); err != nil {
 					return err
@@ -404,7 +453,7 @@ func (t *Trainer) Run(ctx context.Context, onRow func(Row), onEpoch func() error
 }
 
 // record holds the inputs of one sampler step. Of the networks' inputs it
-// keeps u once per chain (samplers.Features repeats it over the chain's
+// keeps u once per chain (nnkernel.Features repeats it over the chain's
 // coordinates) and not the gradient feature, a multiple of grad: features
 // rebuilds both. Of the noise it keeps the generator's state that drew it:
 // noiseInto draws it again. That spares three vectors of length n per step.
@@ -429,13 +478,13 @@ func (r *record) noiseInto(v []float64) {
 
 // features rebuilds the step's network inputs, with u and gfeat (length n)
 // to hold the full u and gradient feature, for a target of data size n.
-func (r *record) features(nn *samplers.NNConfig, n float64, u, gfeat []float64) *samplers.Features {
+func (r *record) features(nn *nnkernel.Config, n float64, u, gfeat []float64) *nnkernel.Features {
 	k := len(r.u)
 	for j := range u {
 		u[j] = r.u[j%k]
 	}
 	nn.GradFeatures(gfeat, r.grad, n)
-	return &samplers.Features{U: u, DU: r.du, GFeat: gfeat}
+	return &nnkernel.Features{U: u, DU: r.du, GFeat: gfeat}
 }
 
 // window is a stretch of steps [a, b) between two cuts of the gradient.
@@ -481,8 +530,9 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 	if err := t.useStepSize(eta); err != nil {
 		return nil, nil, nil, err
 	}
+	t.unrollRanges = InputRanges{}
 	if cfg.DataPerUnroll {
-		t.prob.Target.(tasks.Batched).Batches().Reset()
+		t.prob.Target.(samplers.Batched).Batches().Reset()
 	}
 	if t.theta == nil {
 		theta = t.prob.Init(rng, t.k)
@@ -528,7 +578,7 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 	// a step is done with the dynamics' evaluation before the losses' one
 	// starts: one Eval serves both
 	if t.eval == nil {
-		t.eval = tasks.NewEval(t.d, t.k)
+		t.eval = samplers.NewEval(t.d, t.k)
 	}
 	eval, leval := t.eval, t.eval
 	var kept []window
@@ -546,9 +596,10 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			if !tasks.Finite(eval.U) || !tasks.Finite(eval.Grad) {
 				return nil, nil, nil, &DivergenceError{Position: t.pos, Step: s, What: "the energy or its gradient"}
 			}
-			feat := samplers.Features{U: t.feat[0], DU: t.vector(), GFeat: t.feat[1]}
+			feat := nnkernel.Features{U: t.feat[0], DU: t.vector(), GFeat: t.feat[1]}
 			t.nn.Features(eval, t.d, t.k, t.prob.Target.DataSize(), &feat)
 			t.feat[0], t.feat[1] = feat.U, feat.GFeat
+			t.observeInputs(feat.U[:t.k], p, feat.GFeat)
 			rec.u, rec.du = clone(feat.U[:t.k]), feat.DU
 			rec.grad = t.copyOf(eval.Grad)
 			if t.noise == nil {
@@ -702,4 +753,14 @@ func (l *lossState) hasTime(a, b int) bool {
 		}
 	}
 	return false
+}
+
+// observeInputs widens the unroll's input ranges by a step's energy input
+// u (one per chain), momenta p (before the momentum scale) and gradient
+// input gfeat.
+func (t *Trainer) observeInputs(u, p, gfeat []float64) {
+	r := &t.unrollRanges
+	widen(&r.Energy, u, 1)
+	widen(&r.Momentum, p, t.nn.MomentumScale)
+	widen(&r.Gradient, gfeat, 1)
 }

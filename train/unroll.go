@@ -5,7 +5,6 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
-	"github.com/metasgmcmc/metasgmcmc/samplers"
 )
 
 type graphNodes = G.Nodes
@@ -17,7 +16,7 @@ type graphNodes = G.Nodes
 func (t *Trainer) buildVJP(rows int) (in, out, sum G.Nodes, err error) {
 	nn := t.nn
 	nn.StepSize = t.eta
-	sg, err := samplers.BuildStep(nn, rows, graph.Float64, samplers.StepOptions{FrozenInputs: t.frozen})
+	sg, err := BuildStep(nn, rows, graph.Float64, StepOptions{FrozenInputs: t.frozen})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -31,7 +31,7 @@ import (
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
-	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/samplers/trace"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
 )
@@ -95,24 +95,22 @@ func run(_ context.Context, args []string) error {
 
 // convert reads the checkpoints of sampler a from the file in and gives
 // them the settings of the task they were trained on.
-func convert(in string, a authorsSampler, task *catalog.Task) (*samplers.SamplerFile, error) {
+func convert(in string, a authorsSampler, task *catalog.Task) (*nnsghmc.Trained, error) {
 	r, err := os.Open(in)
 	if err != nil {
 		return nil, cli.Usagef("cannot read the authors' checkpoints: %v (give --in FILE)", err)
 	}
 	defer r.Close()
-	states, err := samplers.ReadTorchStates(r)
+	states, err := ReadTorchStates(r)
 	if err != nil {
 		return nil, cli.Usagef("%s: %v", in, err)
 	}
 	tr := task.Training
-	cfg := samplers.NNConfig{NNSettings: tr.NN}
-	cfg.StepSize = tr.StepSize
-	if tr.AlphaCoef > 0 {
-		cfg.Alpha = tr.AlphaCoef / cfg.StepSize
+	t := &nnsghmc.Trained{
+		Inputs: nnsghmc.Inputs{EnergyScale: tr.NN.EnergyScale, GradScale: tr.NN.GradScale, MomentumScale: tr.NN.MomentumScale},
+		DScale: tr.NN.DScale,
+		Domain: nnsghmc.Domain{Dim: task.Dim, StepSize: nnsghmc.Range{Min: tr.StepSize, Max: tr.StepSize}},
 	}
-	cfg.TrainDim = task.Dim
-	cfg.Gamma = samplers.GammaExact
 	names := map[string]string{}
 	for _, net := range []string{"Q", "D"} {
 		name := fmt.Sprintf(a.name, net)
@@ -120,28 +118,29 @@ func convert(in string, a authorsSampler, task *catalog.Task) (*samplers.Sampler
 		if !ok {
 			return nil, cli.Usagef("%s has no state dict %q (it holds %s)", in, name, strings.Join(states.Names(), ", "))
 		}
-		w, err := samplers.TorchMLP(state)
+		w, err := TorchMLP(state)
 		if err != nil {
 			return nil, cli.Usagef("%s: %s: %v", in, name, err)
 		}
 		names[net] = name
 		if net == "Q" {
-			cfg.Q = w
+			t.Q = w
 		} else {
-			cfg.D = w
+			t.D = w
 		}
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := t.Validate(); err != nil {
 		return nil, cli.Usagef("%s: %v", in, err)
 	}
-	return samplers.NewSamplerFile(cfg, map[string]any{
+	t.Training = map[string]any{
 		"task":       task.Name,
 		"source":     "the authors' pretrained sampler (github.com/WenboGong/MetaSGMCMC), converted by cmd/convert: not trained by this project",
 		"f_q":        names["Q"],
 		"f_d":        names["D"],
-		"train_dim":  cfg.TrainDim,
-		"train_step": cfg.StepSize,
-	}), nil
+		"train_dim":  task.Dim,
+		"train_step": tr.StepSize,
+	}
+	return t, nil
 }
 
 // convertTrace writes the trace stream at stream as ArviZ InferenceData to
@@ -158,6 +157,13 @@ func convertTrace(fs *pflag.FlagSet, stream, out string) error {
 	r, err := trace.Open(stream) // a stream that cannot be read is a usage error
 	if err != nil {
 		return cli.Usagef("%v", err)
+	}
+	if !r.Finished() {
+		torn := ""
+		if r.Torn() > 0 {
+			torn = fmt.Sprintf(" (and drops a torn last draw of %d bytes)", r.Torn())
+		}
+		fmt.Fprintf(os.Stderr, "convert: %s is unfinished, its run still going or stopped without closing it: converting its %d complete draws%s\n", stream, r.Draws(), torn)
 	}
 	r.Close()
 	if !trace.NetCDF {

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
-	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 )
 
@@ -35,19 +35,19 @@ func TestConvertedNTSamplerKeepsTheAuthorsNetworks(t *testing.T) {
 	if err := run(context.Background(), []string{"-sampler", "nt", "-out", out}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := samplers.ReadSamplerFile(out)
+	f, err := nnsghmc.Load(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ u, p, want float64 }{{-2.3, 0, -2.558}, {0, 0, -0.696}} {
 		got := make([]float64, 1)
-		f.Config.Q.Eval([]float64{c.u, c.p}, got)
+		f.Q.Eval([]float64{c.u, c.p}, got)
 		if math.Abs(got[0]-c.want) > 5e-4 {
 			t.Errorf("f_Q(u = %v, p = %v) = %.4f, want %.3f", c.u, c.p, got[0], c.want)
 		}
 	}
-	if f.Config.Gamma != samplers.GammaExact || f.Config.TrainDim != 784*20+20+20*10+10 {
-		t.Errorf("settings: Γ %q, training dimension %d", f.Config.Gamma, f.Config.TrainDim)
+	if f.Domain.Dim != 784*20+20+20*10+10 || f.Inputs.EnergyScale != -1 || f.DScale != 50 {
+		t.Errorf("domain %+v, inputs %+v, d_scale %v: want the training network's dimension and the authors' scalings", f.Domain, f.Inputs, f.DScale)
 	}
 	if f.Training["source"] == nil {
 		t.Error("the file does not say the weights are the authors'")
@@ -62,7 +62,7 @@ func TestConvertEverySampler(t *testing.T) {
 			if err := run(context.Background(), []string{"-sampler", name, "-out", out}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := samplers.ReadSamplerFile(out); err != nil {
+			if _, err := nnsghmc.Load(out); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 	"github.com/metasgmcmc/metasgmcmc/samplers/trace"
 )
 
@@ -61,5 +62,31 @@ func TestConvertTrace(t *testing.T) {
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("%v wrote %s", tc.args, out)
 		}
+	}
+}
+
+// TestConvertTraceOfAnUnfinishedStream: a stream whose run is still going,
+// or was killed, converts its complete draws and says so in a line on
+// standard error.
+func TestConvertTraceOfAnUnfinishedStream(t *testing.T) {
+	dir := t.TempDir()
+	stream := filepath.Join(dir, "trace.bin")
+	w, err := trace.Create(stream, trace.Header{Chains: 2, Dim: 2, Coords: []int{0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step := 1; step <= 3; step++ {
+		if err := w.Write(step, []float64{1, 2, 3, 4}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Abort() // as a run that stops without completing its stream
+	f, _ := os.OpenFile(stream, os.O_APPEND|os.O_WRONLY, 0)
+	f.Write([]byte{1, 2, 3}) // and a torn draw
+	f.Close()
+	code, stderr := clitest.Command(t, "--trace", stream, "--out", filepath.Join(dir, "trace.nc"))
+	want := "convert: " + stream + " is unfinished, its run still going or stopped without closing it: converting its 3 complete draws (and drops a torn last draw of 3 bytes)\n"
+	if !strings.HasPrefix(stderr, want) || (trace.NetCDF && code != 0) {
+		t.Errorf("status %d, stderr %q; want it to start with %q", code, stderr, want)
 	}
 }

@@ -26,7 +26,7 @@ import (
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
 
@@ -75,7 +75,7 @@ func run(ctx context.Context, args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return cli.Usagef("%v", err)
 	}
-	nn, err := t.Sampler(t.StepSize, seed, meta)
+	start, settings, err := t.Sampler(t.StepSize, seed, meta)
 	if err != nil {
 		return cli.Usagef("--meta: %v", err)
 	}
@@ -84,7 +84,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	target := prob.Target
-	tr, err := train.New(cfg, prob, nn, seed)
+	tr, err := train.New(cfg, prob, start, settings, seed)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
@@ -103,9 +103,9 @@ func run(ctx context.Context, args []string) error {
 		}
 	}
 	summary := map[string]any{"task": task, "meta": meta, "seed": seed, "steps": steps, "chains": k, "dim": target.Dim(),
-		"authors_step": cfg.AuthorsStep, "step_size": nn.StepSize, "alpha": nn.Alpha, "window": cfg.Window,
-		"cross_every": cfg.Cross.Every, "q_params": len(nn.Q.Params()), "grad": got.Grad[0], "code": cli.Version()}
-	if b, ok := target.(tasks.Batched); ok && b.Batches() != nil {
+		"authors_step": cfg.AuthorsStep, "step_size": settings.StepSize(1), "alpha": settings.Alpha, "window": cfg.Window,
+		"cross_every": cfg.Cross.Every, "q_params": len(start.Q.Params()), "grad": got.Grad[0], "code": cli.Version()}
+	if b, ok := target.(samplers.Batched); ok && b.Batches() != nil {
 		raw, err := json.Marshal(b.Batches())
 		if err != nil {
 			return err

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
-	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 )
 
 // usageError checks that err is a one-line usage error (exit status 2)
@@ -36,11 +36,9 @@ func usageError(t *testing.T, args []string, err error, want ...string) {
 // directory and returns its path.
 func samplerFile(t *testing.T) string {
 	t.Helper()
-	cfg := samplers.NNConfig{NNSettings: samplers.NNSettings{StepSize: 0.01, Alpha: 1, ClampQ: 5, DMax: 10, DScale: 2,
-		EnergyScale: 1, GradScale: 1, MomentumScale: 0.5, Gamma: samplers.GammaExact}}
-	cfg.RandomNets([]int{4}, []int{4}, rand.New(rand.NewPCG(1, 2)))
+	tr := nnsghmc.RandomTrained([]int{4}, []int{4}, nnsghmc.Inputs{EnergyScale: 1, GradScale: 1, MomentumScale: 0.5}, 2, rand.New(rand.NewPCG(1, 2)))
 	var buf bytes.Buffer
-	if err := samplers.NewSamplerFile(cfg, nil).Encode(&buf); err != nil {
+	if err := tr.Encode(&buf); err != nil {
 		t.Fatal(err)
 	}
 	meta := filepath.Join(t.TempDir(), "sampler.json")

@@ -33,7 +33,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/plot"
-	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/samplers/trace"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
 )
@@ -494,18 +494,18 @@ func nets(args []string) error {
 			return cli.Usagef("a range must be two increasing numbers, got %v", r)
 		}
 	}
-	f, err := samplers.ReadSamplerFile(*meta)
+	f, err := nnsghmc.Load(*meta)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
-	cfg := f.Config
+	cfg := f
 	if math.IsNaN(*uFixed) {
 		*uFixed = ((*uRange)[0] + (*uRange)[1]) / 2
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
-	m := cfg.MomentumScale
+	m := cfg.Inputs.MomentumScale
 	dAbs := func(v float64) float64 { return cfg.DScale * math.Abs(v) }
 	same := func(v float64) float64 { return v }
 	u, p, g := *uRange, *pRange, *gRange

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
-	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/samplers/trace"
 )
 
@@ -172,13 +172,11 @@ func TestBadInput(t *testing.T) {
 // network's value at every grid point, ends of the ranges included, with
 // the momentum scale applied as the sampler applies it.
 func TestNetsWriteThePlottedValues(t *testing.T) {
-	cfg := samplers.NNConfig{NNSettings: samplers.NNSettings{StepSize: 0.01, Alpha: 1, ClampQ: 5, DMax: 10, DScale: 2,
-		EnergyScale: 1, GradScale: 1, MomentumScale: 0.5, Gamma: samplers.GammaExact}}
-	cfg.RandomNets([]int{4}, []int{4}, rand.New(rand.NewPCG(1, 2)))
+	cfg := nnsghmc.RandomTrained([]int{4}, []int{4}, nnsghmc.Inputs{EnergyScale: 1, GradScale: 1, MomentumScale: 0.5}, 2, rand.New(rand.NewPCG(1, 2)))
 	dir := t.TempDir()
 	meta := filepath.Join(dir, "sampler.json")
 	var buf bytes.Buffer
-	if err := samplers.NewSamplerFile(cfg, nil).Encode(&buf); err != nil {
+	if err := cfg.Encode(&buf); err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(meta, buf.Bytes(), 0o644)

@@ -49,10 +49,7 @@ func TestSizesAndScalesGiveOneLineAndStatus2(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run")
 			code, stderr := commandUnder(t, tc.limit, append(tc.args, "--quiet", "--out", out)...)
-			lines := strings.Split(strings.TrimSpace(stderr), "\n")
-			if code != 2 || len(lines) != 1 || !strings.HasPrefix(stderr, "sample: error: ") || !strings.Contains(stderr, tc.want) {
-				t.Errorf("status %d, stderr %q; want status 2 and one line with %q", code, stderr, tc.want)
-			}
+			clitest.CheckUsageError(t, "sample", tc.args, code, stderr, tc.want)
 			// the networks are refused when the sampler is built, after
 			// --out is made: a usage error that leaves an empty --out
 			// behind is issue 18's item 7, not checked here

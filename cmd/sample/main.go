@@ -49,9 +49,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -62,6 +64,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/plot"
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gru"
 )
@@ -79,10 +82,12 @@ type options struct {
 	warmupStepSize, warmupLR        float64
 	alphaCoef, sghmcAlpha           float64
 	seed                            uint64
-	quiet, float32, force           bool
+	quiet, float32, force, tuneStep bool
 	target                          catalog.Options
 	nn                              nnFlags
 	psgldDecay, psgldLambda         float64
+	// warn receives the kernel's warnings (samplers.Warn)
+	warn samplers.Warn
 }
 
 func run(ctx context.Context, args []string) error {
@@ -104,6 +109,7 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.out, "out", "", "output directory (required, but with --resume)")
 	fs.StringVar(&o.resume, "resume", "", "continue the run stopped in `DIR` (by a signal, or a session that ended) from its last checkpoint, with its flags (outputs go there too): it gives the metrics of an uninterrupted run; only --steps may differ, to extend a run (and --quiet, --data-dir); GRU tasks only, without --trace-every")
 	fs.BoolVar(&o.force, "force", false, "replace the run already in --out: its files are deleted first")
+	fs.BoolVar(&o.tuneStep, "tune-step", false, "choose the step size by the kernel Stein discrepancy of pilot runs at η/16 … 16η around the task's or --step-size's η (samplers.TuneStepSize; tasks with an exact score: the Gaussian tasks)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar, nor progress lines when standard error is not a terminal")
 	fs.IntVar(&o.traceEvery, "trace-every", 0, "stream a draw of every chain every `N` steps to trace.bin as the run goes (memory: one draw) and, in a build with -tags netcdf, write the draws at the end as ArviZ InferenceData to trace.nc (else convert --trace does it later); 0: no trace")
 	fs.IntVar(&o.traceCoords, "trace-coords", defaultTraceCoords, "what --trace-every traces: the first `N` coordinates of θ of each chain, 8·chains·N bytes a draw; 0: all")
@@ -155,6 +161,23 @@ func run(ctx context.Context, args []string) error {
 	target, err := task.NewTarget(o.chains, o.noise)
 	if err != nil {
 		return cli.Usagef("%v", err)
+	}
+	// the kernel's warnings: on the progress report, and in summary.json
+	var bar *cli.Progress
+	var warnings []string
+	o.warn = func(msg string) {
+		warnings = append(warnings, msg)
+		if bar != nil && !o.quiet {
+			bar.Note(msg)
+			return
+		}
+		fmt.Fprintln(os.Stderr, "sample: warning: "+msg)
+	}
+	var tuned *samplers.TuneResult
+	if o.tuneStep {
+		if tuned, err = o.tune(ctx, fs, task); err != nil {
+			return err
+		}
 	}
 	kernel, label, err := o.kernel(fs, task, target)
 	if err != nil {
@@ -222,20 +245,7 @@ func run(ctx context.Context, args []string) error {
 	} else if st, err = kernel.Init(task.Init(rng, o.chains), nil); err != nil {
 		return err
 	}
-	done := st.Steps                  // the steps before this process's
-	var schedule func(step int) error // the sampler's changes during the run
-	if s, _ := lookupSampler(o.sampler); s.schedule != nil {
-		if schedule, err = s.schedule(&o, kernel); err != nil {
-			return err
-		}
-	}
-	// a schedule's changes depend on the step alone: replayed, they give
-	// the kernel the settings it had at the checkpoint
-	for step := 1; schedule != nil && step <= done; step++ {
-		if err := schedule(step); err != nil {
-			return err
-		}
-	}
+	done := st.Steps // the steps before this process's
 
 	var header []string
 	var rows [][]string
@@ -307,15 +317,10 @@ func run(ctx context.Context, args []string) error {
 		}
 		return writeCheckpoint(o.out, c)
 	}
-	bar := cli.NewProgress(o.steps, label, o.quiet, os.Stderr)
+	bar = cli.NewProgress(o.steps, label, o.quiet, os.Stderr)
 	bar.Skip(done)
 	start = time.Now().Add(-time.Duration(elapsed * float64(time.Second)))
 	record := func(step int, st *samplers.State) error {
-		if schedule != nil {
-			if err := schedule(step); err != nil {
-				return err
-			}
-		}
 		if err := mon.Observe(step, st.Theta); err != nil {
 			return err
 		}
@@ -380,8 +385,8 @@ func run(ctx context.Context, args []string) error {
 		}
 	}
 	hint := ""
-	if nn, ok := kernel.(*samplers.NNSGHMC); ok && errors.Is(runErr, tasks.ErrDiverged) {
-		hint = frictionHint(nn.Config().NNSettings, o.largestStepSize())
+	if nn, ok := kernel.(*nnsghmc.NNSGHMC); ok && errors.Is(runErr, samplers.ErrDiverged) {
+		hint = frictionHint(nn.Settings(), o.largestStepSize())
 	}
 	bar.Finish()
 	seconds := time.Since(start).Seconds()
@@ -395,6 +400,12 @@ func run(ctx context.Context, args []string) error {
 		summary[k] = v
 	}
 	best.summarise(summary)
+	if tuned != nil {
+		summary["tune_step"] = map[string]any{"step_sizes": tuned.StepSizes, "ksd": finiteOrNil(tuned.KSD), "step_size": tuned.StepSize}
+	}
+	if len(warnings) > 0 {
+		summary["warnings"] = warnings
+	}
 	if tr != nil {
 		// the draws so far, also of a run stopped by an error or a signal
 		n, err := tr.finish(o.out)
@@ -549,20 +560,24 @@ func (o *options) resolve(fs *pflag.FlagSet, task *catalog.Task) error {
 	return nil
 }
 
-// nnConfig is NNSGHMC's configuration: the trained file's (--meta) or the
-// task's defaults with seeded random networks, then the flags given.
-func (o *options) nnConfig(fs *pflag.FlagSet, task *catalog.Task) (samplers.NNConfig, error) {
-	var cfg samplers.NNConfig
+// nnSampler is NNSGHMC's trained sampler, --meta's or seeded random
+// networks with the task's input scalings, and its settings: the task's,
+// with the step size (and the warm-up's), α from --alpha-coef and the
+// flags given.
+func (o *options) nnSampler(fs *pflag.FlagSet, task *catalog.Task, t samplers.Target) (*nnsghmc.Trained, nnsghmc.Settings, error) {
+	def := task.Defaults
+	s := def.NN
+	var trained *nnsghmc.Trained
 	if o.meta != "" {
-		f, err := samplers.ReadSamplerFile(o.meta)
-		if err != nil {
-			return cfg, cli.Usagef("%v", err)
+		if fs.Changed("q-hidden") || fs.Changed("d-hidden") {
+			return nil, s, cli.Usagef("--q-hidden and --d-hidden shape random networks; a trained sampler (--meta) brings its own")
 		}
-		cfg = f.Config
+		var err error
+		if trained, err = nnsghmc.Load(o.meta); err != nil {
+			return nil, s, cli.Usagef("%v", err)
+		}
 	} else {
-		cfg = samplers.NNConfig{NNSettings: task.Defaults.NN}
-		cfg.Gamma = task.Defaults.Gamma
-		qh, dh := task.Defaults.QHidden, task.Defaults.DHidden
+		qh, dh := def.QHidden, def.DHidden
 		if fs.Changed("q-hidden") {
 			qh = o.nn.qHidden
 		}
@@ -570,32 +585,81 @@ func (o *options) nnConfig(fs *pflag.FlagSet, task *catalog.Task) (samplers.NNCo
 			dh = o.nn.dHidden
 		}
 		if err := task.CheckNets(qh, dh, o.chains); err != nil {
-			return cfg, cli.Usagef("%v", err)
+			return nil, s, cli.Usagef("%v", err)
 		}
-		cfg.RandomNets(qh, dh, rand.New(rand.NewPCG(o.seed, 0x6e657473))) // "nets"
+		trained = nnsghmc.RandomTrained(qh, dh, def.NNInputs, def.NNDScale, rand.New(rand.NewPCG(o.seed, 0x6e657473))) // "nets"
 	}
-	if task.Defaults.TuneNN != nil {
-		task.Defaults.TuneNN(&cfg.NNSettings)
+	s.StepSize = samplers.Constant(o.stepSize)
+	first := o.stepSize
+	if o.warmupSteps > 0 {
+		s.StepSize = samplers.Warmup(o.warmupSteps, o.warmupStepSize, o.stepSize)
+		first = o.warmupStepSize
 	}
-	cfg.StepSize = o.stepSize
 	if o.alphaCoef > 0 {
-		first := o.stepSize
-		if o.warmupSteps > 0 {
-			first = o.warmupStepSize
-		}
-		cfg.Alpha = o.alphaCoef / first
+		s.Alpha = o.alphaCoef / first
 	}
-	if err := o.nn.apply(fs, &cfg); err != nil {
-		return cfg, err
-	}
+	o.nn.apply(fs, &s)
 	if o.gamma != "" {
-		g, err := samplers.ParseGamma(o.gamma)
+		g, err := nnsghmc.ParseGamma(o.gamma)
 		if err != nil {
-			return cfg, cli.Usagef("--gamma: %v", err)
+			return nil, s, cli.Usagef("--gamma: %v", err)
 		}
-		cfg.Gamma = g
+		s.Gamma = g
 	}
-	return cfg, usage(cfg.Validate())
+	s.Warn = o.warn
+	return trained, s, nil
+}
+
+// tune sets the step size by samplers.TuneStepSize: pilot runs of the
+// sampler at nine step sizes around the resolved one, from the task's
+// initial positions, ranked by the kernel Stein discrepancy of their draws
+// against the task's exact score.
+func (o *options) tune(ctx context.Context, fs *pflag.FlagSet, task *catalog.Task) (*samplers.TuneResult, error) {
+	if task.Score == nil {
+		return nil, cli.Usagef("--tune-step needs the exact score ∇ log π of the task's target (the Gaussian tasks have it; %s does not): give --step-size instead", o.task)
+	}
+	t, err := task.NewTarget(o.chains, o.noise)
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	smp, err := lookupSampler(o.sampler)
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	warn, eta := o.warn, o.stepSize
+	o.warn = func(string) {} // the pilots' warnings are the candidates' own
+	defer func() { o.warn = warn }()
+	build := func(step float64) (samplers.Kernel, error) {
+		o.stepSize = step
+		return smp.build(o, fs, task, t)
+	}
+	s := samplers.DefaultTuneSettings(eta)
+	s.Seed = o.seed
+	if !o.quiet {
+		fmt.Fprintf(os.Stderr, "sample: tuning the step size: %d pilot runs of %d steps, η = %.3g to %.3g\n", len(s.StepSizes), s.Steps, s.StepSizes[0], s.StepSizes[len(s.StepSizes)-1])
+	}
+	theta0 := task.Init(rand.New(rand.NewPCG(o.seed, 0x74756e65)), o.chains) // "tune"
+	r, err := samplers.TuneStepSize(ctx, t, build, theta0, task.Score, s)
+	o.stepSize = eta
+	if err != nil {
+		return nil, err
+	}
+	o.stepSize = r.StepSize
+	if !o.quiet {
+		fmt.Fprintf(os.Stderr, "sample: step size %.4g (KSD %.3g)\n", r.StepSize, r.KSD[slices.Index(r.StepSizes, r.StepSize)])
+	}
+	return &r, nil
+}
+
+// finiteOrNil returns x with its infinities as nil, for JSON.
+func finiteOrNil(x []float64) []any {
+	out := make([]any, len(x))
+	for i, v := range x {
+		if !math.IsInf(v, 0) && !math.IsNaN(v) {
+			out[i] = v
+		}
+	}
+	return out
 }
 
 // largestStepSize is the largest step size η the run takes: --step-size,
@@ -610,7 +674,7 @@ func (o *options) largestStepSize() float64 {
 // frictionHint explains an NNSGHMC divergence that its friction can cause:
 // the step p ← p − η·D_f·p overshoots, and the momentum grows, where
 // η·D_f > 2. It returns "" when D_f is clamped below 2/η.
-func frictionHint(nn samplers.NNSettings, eta float64) string {
+func frictionHint(nn nnsghmc.Settings, eta float64) string {
 	limit := 2 / eta
 	if nn.DMax > 0 && nn.DMax < limit {
 		return ""

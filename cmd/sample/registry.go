@@ -10,7 +10,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 )
 
 // sampler is a value of --sampler: its flags, its default step size, how
@@ -38,14 +38,7 @@ type sampler struct {
 	// do not depend on --sampler.
 	resolve func(o *options, fs *pflag.FlagSet, def catalog.Defaults, fromLR func(lr float64) float64) error
 	// build returns the kernel on target t, with the options resolved.
-	build func(o *options, fs *pflag.FlagSet, task *catalog.Task, t tasks.Target) (samplers.Kernel, error)
-	// schedule, when not nil, prepares the kernel k for the run after Init
-	// and returns a function, or nil, to call after each step with the
-	// step's number, which may change the kernel's settings for the
-	// following steps. Its changes must depend on the step alone: a
-	// resumed run (--resume) replays it over the steps before its
-	// checkpoint to give the kernel the settings it had there.
-	schedule func(o *options, k samplers.Kernel) (func(step int) error, error)
+	build func(o *options, fs *pflag.FlagSet, task *catalog.Task, t samplers.Target) (samplers.Kernel, error)
 	// settings, when not nil, returns the entries that summary.json adds
 	// for the kernel k, read just after build.
 	settings func(o *options, k samplers.Kernel) map[string]any
@@ -141,8 +134,10 @@ func init() {
 	for _, s := range []sampler{
 		{
 			name: "sgld", label: "SGLD", firstOrder: true, stepSize: taskStepSize("sgld"),
-			build: func(o *options, _ *pflag.FlagSet, _ *catalog.Task, t tasks.Target) (samplers.Kernel, error) {
-				return samplers.NewSGLD(t, o.stepSize)
+			build: func(o *options, _ *pflag.FlagSet, _ *catalog.Task, t samplers.Target) (samplers.Kernel, error) {
+				s := samplers.DefaultSGLDSettings()
+				s.StepSize = samplers.Constant(o.stepSize)
+				return samplers.NewSGLD(t, s)
 			},
 		},
 		{
@@ -166,8 +161,10 @@ func init() {
 				}
 				return nil
 			},
-			build: func(o *options, _ *pflag.FlagSet, _ *catalog.Task, t tasks.Target) (samplers.Kernel, error) {
-				return samplers.NewSGHMC(t, o.stepSize, o.friction)
+			build: func(o *options, _ *pflag.FlagSet, _ *catalog.Task, t samplers.Target) (samplers.Kernel, error) {
+				s := samplers.DefaultSGHMCSettings()
+				s.StepSize, s.Friction, s.Warn = samplers.Constant(o.stepSize), o.friction, o.warn
+				return samplers.NewSGHMC(t, s)
 			},
 			settings: func(o *options, _ samplers.Kernel) map[string]any {
 				return map[string]any{"friction": o.friction}
@@ -176,11 +173,14 @@ func init() {
 		{
 			name: "psgld", label: "pSGLD", firstOrder: true, stepSize: taskStepSize("psgld"),
 			flags: func(fs *pflag.FlagSet, o *options) {
-				fs.Float64Var(&o.psgldDecay, "psgld-decay", 0.99, "pSGLD's RMS decay ρ")
-				fs.Float64Var(&o.psgldLambda, "psgld-lambda", 1e-5, "pSGLD's preconditioner floor λ")
+				def := samplers.DefaultPSGLDSettings()
+				fs.Float64Var(&o.psgldDecay, "psgld-decay", def.Decay, "pSGLD's RMS decay ρ")
+				fs.Float64Var(&o.psgldLambda, "psgld-lambda", def.Lambda, "pSGLD's preconditioner floor λ")
 			},
-			build: func(o *options, _ *pflag.FlagSet, _ *catalog.Task, t tasks.Target) (samplers.Kernel, error) {
-				return samplers.NewPSGLD(t, samplers.PSGLDConfig{StepSize: o.stepSize, Decay: o.psgldDecay, Lambda: o.psgldLambda})
+			build: func(o *options, _ *pflag.FlagSet, _ *catalog.Task, t samplers.Target) (samplers.Kernel, error) {
+				s := samplers.DefaultPSGLDSettings()
+				s.StepSize, s.Decay, s.Lambda = samplers.Constant(o.stepSize), o.psgldDecay, o.psgldLambda
+				return samplers.NewPSGLD(t, s)
 			},
 		},
 		{
@@ -213,32 +213,17 @@ func init() {
 				}
 				return nil
 			},
-			schedule: func(o *options, k samplers.Kernel) (func(step int) error, error) {
-				if o.warmupSteps <= 0 {
-					return nil, nil
-				}
-				nn := k.(*samplers.NNSGHMC)
-				if err := nn.SetStepSize(o.warmupStepSize); err != nil {
-					return nil, err
-				}
-				return func(step int) error {
-					if step == o.warmupSteps {
-						return nn.SetStepSize(o.stepSize)
-					}
-					return nil
-				}, nil
-			},
-			build: func(o *options, fs *pflag.FlagSet, task *catalog.Task, t tasks.Target) (samplers.Kernel, error) {
-				cfg, err := o.nnConfig(fs, task)
+			build: func(o *options, fs *pflag.FlagSet, task *catalog.Task, t samplers.Target) (samplers.Kernel, error) {
+				trained, s, err := o.nnSampler(fs, task, t)
 				if err != nil {
 					return nil, err
 				}
-				return samplers.NewNNSGHMC(t, cfg)
+				return nnsghmc.New(t, trained, s)
 			},
 			settings: func(o *options, k samplers.Kernel) map[string]any {
-				c := k.(*samplers.NNSGHMC).Config()
-				c.Q, c.D = nil, nil // the networks are in --meta or drawn from --seed
-				m := map[string]any{"nnsghmc": c}
+				nn := k.(*nnsghmc.NNSGHMC)
+				tr := nn.Trained() // the networks are in --meta or drawn from --seed
+				m := map[string]any{"nnsghmc": nn.Settings(), "nnsghmc_inputs": tr.Inputs, "nnsghmc_d_scale": tr.DScale, "nnsghmc_domain": tr.Domain}
 				if o.warmupSteps > 0 {
 					m["warmup_steps"], m["warmup_step_size"] = o.warmupSteps, o.warmupStepSize
 				}
@@ -253,7 +238,7 @@ func init() {
 }
 
 // kernel builds the sampler named by --sampler, and returns its label.
-func (o *options) kernel(fs *pflag.FlagSet, task *catalog.Task, t tasks.Target) (samplers.Kernel, string, error) {
+func (o *options) kernel(fs *pflag.FlagSet, task *catalog.Task, t samplers.Target) (samplers.Kernel, string, error) {
 	s, err := lookupSampler(o.sampler)
 	if err != nil {
 		return nil, "", cli.Usagef("%v", err)

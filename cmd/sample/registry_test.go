@@ -10,7 +10,6 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 )
@@ -30,8 +29,8 @@ func withSamplers(t *testing.T, extra ...sampler) {
 }
 
 // sgldBuild is a kernel constructor for the test samplers.
-func sgldBuild(o *options, _ *pflag.FlagSet, _ *catalog.Task, t tasks.Target) (samplers.Kernel, error) {
-	return samplers.NewSGLD(t, o.stepSize)
+func sgldBuild(o *options, _ *pflag.FlagSet, _ *catalog.Task, t samplers.Target) (samplers.Kernel, error) {
+	return samplers.NewSGLD(t, samplers.SGLDSettings{StepSize: samplers.Constant(o.stepSize)})
 }
 
 // TestRegisterSamplerRefusesAnIncompleteSampler: a sampler without a

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 )
 
@@ -69,5 +72,26 @@ func TestProgressCountsTheLastStep(t *testing.T) {
 	sum := summaryWithoutTiming(t, out)
 	if m == nil || m[1] != strconv.Itoa(int(sum["steps"].(float64))) {
 		t.Errorf("log:\n%s\nwant \"stopped at %v/60\"", stderr, sum["steps"])
+	}
+}
+
+// TestTuneStep: --tune-step runs the pilot runs, takes the step size of
+// the smallest KSD and records the candidates in summary.json; a task
+// without an exact score is refused in one line.
+func TestTuneStep(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	if err := run(context.Background(), []string{"-task", "gaussian20", "-sampler", "sghmc", "-chains", "4", "-steps", "30", "-eval-every", "10", "-quiet", "-tune-step", "-out", out}); err != nil {
+		t.Fatal(err)
+	}
+	sum := summaryWithoutTiming(t, out)
+	tuned, ok := sum["tune_step"].(map[string]any)
+	if !ok || len(tuned["step_sizes"].([]any)) != 9 || tuned["step_size"] != sum["step_size"] {
+		t.Fatalf("summary.json: tune_step %v, step_size %v", sum["tune_step"], sum["step_size"])
+	}
+	needData(t, pianoData)
+	err := run(context.Background(), append(append([]string{"-task", "piano-gru"}, gruRun...), "-tune-step", "-out", filepath.Join(t.TempDir(), "gru")))
+	var ue *cli.UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--tune-step needs the exact score") {
+		t.Errorf("--tune-step on piano-gru: %v", err)
 	}
 }

@@ -87,7 +87,7 @@ func (c *checkpoint) validate(d, k int) error {
 		if err := json.Unmarshal(c.Batches, &s); err != nil {
 			return fmt.Errorf("batches: %v", err)
 		}
-		b, err := tasks.NewBatches(len(s.Perm), s.Size)
+		b, err := samplers.NewBatches(len(s.Perm), s.Size)
 		if err == nil {
 			err = b.UnmarshalJSON(c.Batches)
 		}
@@ -124,15 +124,15 @@ func readCheckpoint(dir string) (*checkpoint, error) {
 }
 
 // targetBatches returns the target's minibatch order, or nil.
-func targetBatches(t tasks.Target) *tasks.Batches {
-	if b, ok := t.(tasks.Batched); ok {
+func targetBatches(t samplers.Target) *samplers.Batches {
+	if b, ok := t.(samplers.Batched); ok {
 		return b.Batches()
 	}
 	return nil
 }
 
 // newCheckpoint returns the run's checkpoint after the state st.
-func newCheckpoint(st *samplers.State, pcg *rand.PCG, t tasks.Target, rows int, seconds float64) (*checkpoint, error) {
+func newCheckpoint(st *samplers.State, pcg *rand.PCG, t samplers.Target, rows int, seconds float64) (*checkpoint, error) {
 	snap, err := samplers.Save(st)
 	if err != nil {
 		return nil, err
@@ -159,7 +159,7 @@ func writeCheckpoint(dir string, c *checkpoint) error {
 
 // restore puts the checkpoint's random state, chains and minibatch order
 // back: it returns the state to continue from.
-func (c *checkpoint) restore(kernel samplers.Kernel, pcg *rand.PCG, t tasks.Target) (*samplers.State, error) {
+func (c *checkpoint) restore(kernel samplers.Kernel, pcg *rand.PCG, t samplers.Target) (*samplers.State, error) {
 	if err := pcg.UnmarshalBinary(c.RNG); err != nil {
 		return nil, fmt.Errorf("rng: %w", err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"os"
@@ -54,15 +53,7 @@ func interruptRun(t *testing.T, args []string, steps int) string {
 // blanked.
 func metricsWithoutSeconds(t *testing.T, dir string) [][]string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "metrics.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	records, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	records := clitest.ReadCSV(t, filepath.Join(dir, "metrics.csv"))
 	for _, r := range records[1:] {
 		r[1] = ""
 	}
@@ -85,6 +76,19 @@ func summaryWithoutTiming(t *testing.T, dir string) map[string]any {
 	delete(s, "steps_per_second")
 	delete(s["flags"].(map[string]any), "out")
 	return s
+}
+
+// checkSameOutputs fails the test unless the run in dir wrote the
+// metrics.csv (but the seconds) and the summary.json (but the timing) of
+// the uninterrupted run in straight; what names the run in dir.
+func checkSameOutputs(t *testing.T, what, dir, straight string) {
+	t.Helper()
+	if a, b := metricsWithoutSeconds(t, straight), metricsWithoutSeconds(t, dir); !reflect.DeepEqual(a, b) {
+		t.Errorf("metrics.csv of %s differs from the uninterrupted run's:\n  %s: %q\n  uninterrupted: %q", what, what, b, a)
+	}
+	if a, b := summaryWithoutTiming(t, straight), summaryWithoutTiming(t, dir); !reflect.DeepEqual(a, b) {
+		t.Errorf("summary.json of %s differs from the uninterrupted run's:\n  %s: %v\n  uninterrupted: %v", what, what, b, a)
+	}
 }
 
 // finalState reads the chains' state in a run's last checkpoint.
@@ -137,12 +141,7 @@ func TestInterruptResumesExactly(t *testing.T) {
 			if err := run(context.Background(), []string{"-resume", stopped}); err != nil {
 				t.Fatal(err)
 			}
-			if a, b := metricsWithoutSeconds(t, straight), metricsWithoutSeconds(t, stopped); !reflect.DeepEqual(a, b) {
-				t.Errorf("metrics.csv of the resumed run differs from the uninterrupted run's:\n  resumed: %q\n  straight: %q", b, a)
-			}
-			if a, b := summaryWithoutTiming(t, straight), summaryWithoutTiming(t, stopped); !reflect.DeepEqual(a, b) {
-				t.Errorf("summary.json of the resumed run differs from the uninterrupted run's:\n  resumed: %v\n  straight: %v", b, a)
-			}
+			checkSameOutputs(t, "the resumed run", stopped, straight)
 			if finalState(t, straight) != finalState(t, stopped) {
 				t.Error("the resumed run's final chains differ from the uninterrupted run's")
 			}
@@ -171,12 +170,7 @@ func TestResumeExtendsARun(t *testing.T) {
 	if err := run(context.Background(), []string{"-resume", short, "-steps", "18"}); err != nil {
 		t.Fatal(err)
 	}
-	if a, b := metricsWithoutSeconds(t, long), metricsWithoutSeconds(t, short); !reflect.DeepEqual(a, b) {
-		t.Errorf("metrics.csv of the extended run differs from the longer run's:\n  extended: %q\n  longer: %q", b, a)
-	}
-	if a, b := summaryWithoutTiming(t, long), summaryWithoutTiming(t, short); !reflect.DeepEqual(a, b) {
-		t.Errorf("summary.json of the extended run differs from the longer run's:\n  extended: %v\n  longer: %v", b, a)
-	}
+	checkSameOutputs(t, "the extended run", short, long)
 }
 
 // TestResumeRefusesConflictingFlags: --resume DIR continues the run with
@@ -364,12 +358,7 @@ func TestSignalWritesACheckpointThatResumes(t *testing.T) {
 			if err := run(context.Background(), append(args, "-steps", steps, "-out", straight)); err != nil {
 				t.Fatal(err)
 			}
-			if a, b := metricsWithoutSeconds(t, straight), metricsWithoutSeconds(t, out); !reflect.DeepEqual(a, b) {
-				t.Errorf("metrics.csv of the resumed run differs from the uninterrupted run's:\n  resumed: %q\n  straight: %q", b, a)
-			}
-			if a, b := summaryWithoutTiming(t, straight), summaryWithoutTiming(t, out); !reflect.DeepEqual(a, b) {
-				t.Errorf("summary.json of the resumed run differs from the uninterrupted run's:\n  resumed: %v\n  straight: %v", b, a)
-			}
+			checkSameOutputs(t, "the resumed run", out, straight)
 		})
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/samplers/trace"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
 // readTrace reads every draw of a run's trace.bin.
@@ -120,7 +119,7 @@ func TestTracerWritesTheStatesItObserves(t *testing.T) {
 			}
 		}
 		u := []float64{float64(step), float64(-step)}
-		if err := tr.observe(step, &samplers.State{Theta: theta, Eval: &tasks.Eval{U: u}, Steps: step}); err != nil {
+		if err := tr.observe(step, &samplers.State{Theta: theta, Eval: &samplers.Eval{U: u}, Steps: step}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -41,7 +41,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/plot"
 	"github.com/metasgmcmc/metasgmcmc/graph"
-	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
 
@@ -154,7 +154,7 @@ func run(ctx context.Context, args []string) (err error) {
 	if task.Training == nil {
 		return cli.Usagef("task %q has no meta-training set-up (those that have one: %s)", o.task, strings.Join(catalog.TrainingNames(), ", "))
 	}
-	cfg, nn, err := o.settings(fs, task)
+	cfg, start, nnSettings, err := o.settings(fs, task)
 	if err != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ func run(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
-	tr, err := train.New(cfg, prob, nn, o.seed)
+	tr, err := train.New(cfg, prob, start, nnSettings, o.seed)
 	if err != nil {
 		return cli.Usagef("%v", err)
 	}
@@ -198,7 +198,8 @@ func run(ctx context.Context, args []string) (err error) {
 		saved = &resumed.Position
 	}
 	if err := cli.WriteJSON(filepath.Join(o.out, cli.ConfigFile), map[string]any{"command": runKind.Command, "flags": cli.Resolved(fs),
-		"given": resumption.Given(fs), "inputs": inputs, "training": cfg, "sampler": nn, "code": cli.Version()}); err != nil {
+		"given": resumption.Given(fs), "inputs": inputs, "training": cfg, "sampler": map[string]any{"settings": nnSettings, "step_size": nnSettings.StepSize(1),
+			"inputs": start.Inputs, "d_scale": start.DScale}, "code": cli.Version()}); err != nil {
 		return err
 	}
 
@@ -247,11 +248,10 @@ func run(ctx context.Context, args []string) (err error) {
 	if err := writeRows(o.out, tr.Rows()); err != nil {
 		return err
 	}
-	trained := tr.Networks()
-	trained.TrainDim = task.Dim
+	trained := tr.Trained()
 	info := map[string]any{
 		"task": o.task, "seed": o.seed, "epochs": tr.Epochs(), "sub_epochs": cfg.SubEpochs, "chains": cfg.Chains,
-		"steps": cfg.Steps, "window": cfg.Window, "train_step_size": trained.StepSize, "train_dim": trained.TrainDim,
+		"steps": cfg.Steps, "window": cfg.Window, "train_step_size": trained.Domain.StepSize.Min, "train_dim": task.Dim,
 	}
 	if cfg.ContinueStepSize > 0 {
 		info["continue_step_size"] = cfg.ContinueStepSize
@@ -268,8 +268,8 @@ func run(ctx context.Context, args []string) (err error) {
 	if o.float32 {
 		info["energy_dtype"] = "float32"
 	}
-	f := samplers.NewSamplerFile(trained, info)
-	if err := cli.WriteFile(filepath.Join(o.out, "sampler.json"), f.Encode); err != nil {
+	trained.Training = info
+	if err := cli.WriteFile(filepath.Join(o.out, "sampler.json"), trained.Encode); err != nil {
 		return err
 	}
 	bar.Note("outputs in " + o.out)
@@ -289,7 +289,7 @@ func cfgLastLoss(cfg train.Config) string {
 
 // settings resolves the task's training set-up with the flags, and the
 // starting networks (random from --seed, or --init's).
-func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config, samplers.NNConfig, error) {
+func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config, *nnsghmc.Trained, nnsghmc.Settings, error) {
 	t := task.Training
 	cfg := t.Config
 	if t.Config.Cross != nil {
@@ -328,27 +328,27 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 	} {
 		if fs.Changed(f.name) {
 			if !f.ok {
-				return cfg, samplers.NNConfig{}, cli.Usagef("--%s: invalid value %s (want %s)", f.name, fs.Lookup(f.name).Value, f.want)
+				return cfg, nil, nnsghmc.Settings{}, cli.Usagef("--%s: invalid value %s (want %s)", f.name, fs.Lookup(f.name).Value, f.want)
 			}
 			f.set()
 		}
 	}
 	if least, why := cfg.MinChains(); cfg.Chains < least {
-		return cfg, samplers.NNConfig{}, cli.Usagef("--chains %d: this training set-up needs at least %d chains (%s)", cfg.Chains, least, why)
+		return cfg, nil, nnsghmc.Settings{}, cli.Usagef("--chains %d: this training set-up needs at least %d chains (%s)", cfg.Chains, least, why)
 	}
-	nn, err := t.Sampler(stepSize, o.seed, o.init)
+	start, s, err := t.Sampler(stepSize, o.seed, o.init)
 	if err != nil {
-		return cfg, nn, cli.Usagef("--init: %v", err)
+		return cfg, nil, s, cli.Usagef("--init: %v", err)
 	}
-	nn.EnergyScale = energyScale
+	start.Inputs.EnergyScale = energyScale
 	// sizes first: Validate lists the losses' times
 	if err := task.CheckTrain(cfg); err != nil {
-		return cfg, nn, cli.Usagef("%v", err)
+		return cfg, nil, s, cli.Usagef("%v", err)
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, nn, cli.Usagef("%v", err)
+		return cfg, nil, s, cli.Usagef("%v", err)
 	}
-	return cfg, nn, nil
+	return cfg, start, s, nil
 }
 
 // writeRows writes train.csv and its figure.

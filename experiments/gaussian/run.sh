@@ -35,7 +35,7 @@ for c in $covs; do
 	for s in $seeds; do
 		cov=(--target-cov "$data/gaussian/$c" --seed "$s")
 		sample "$runs/nnsghmc-$c-$s" --flagfile $exp/nnsghmc.flags "${cov[@]}"
-		sample "$runs/authors-$c-$s" --flagfile $exp/nnsghmc.flags --meta "$runs/authors-toy.json" --energy-scale 1 "${cov[@]}"
+		sample "$runs/authors-$c-$s" --flagfile $exp/nnsghmc.flags --meta "$runs/authors-toy.json" "${cov[@]}"
 		sample "$runs/sghmc-$c-$s" --flagfile $exp/sghmc.flags "${cov[@]}"
 	done
 done
@@ -45,7 +45,7 @@ for t in 1 2 3 4 5; do
 	scale=0.6
 	case $t in 3 | 4) scale=0.5 ;; esac
 	sample "$runs/nnsghmc-seeded-$t" --flagfile $exp/nnsghmc.flags --target-seed $t --target-scale $scale
-	sample "$runs/authors-seeded-$t" --flagfile $exp/nnsghmc.flags --meta "$runs/authors-toy.json" --energy-scale 1 --target-seed $t --target-scale $scale
+	sample "$runs/authors-seeded-$t" --flagfile $exp/nnsghmc.flags --meta "$runs/authors-toy.json" --target-seed $t --target-scale $scale
 	sample "$runs/sghmc-seeded-$t" --flagfile $exp/sghmc.flags --target-seed $t --target-scale $scale
 done
 
@@ -79,7 +79,7 @@ c1=Cov_rand_1_scale_0.6
 "$bin/figures" curves -metric kl -out $exp/kl -title "KL of the fitted Gaussian, the authors' 20-D test target 1 (seed 1)" \
 	"NNSGHMC (ours)=$runs/nnsghmc-$c1-1" "NNSGHMC (authors' weights)=$runs/authors-$c1-1" SGHMC="$runs/sghmc-$c1-1"
 "$bin/sample" --task gaussian2d --sampler nnsghmc --meta $exp/sampler.json --chains 1 --steps 500 --step-size 0.025 \
-	--energy-scale 0.1 --noise 1 --trace-every 1 --quiet --force --out "$runs/traj-nnsghmc"
+	--noise 1 --trace-every 1 --quiet --force --out "$runs/traj-nnsghmc"
 "$bin/sample" --task gaussian2d --sampler sghmc --chains 1 --steps 500 --step-size 0.025 --friction 1 \
 	--noise 1 --trace-every 1 --quiet --force --out "$runs/traj-sghmc"
 "$bin/figures" trajectories -task gaussian2d -out $exp/trajectories \

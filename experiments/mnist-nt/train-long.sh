@@ -1,18 +1,14 @@
 #!/usr/bin/env bash
-# Trains sampler-authors-step-80-eta-max.json, from the repository root:
+# Trains sampler.json, the tables' NT/AF sampler, from the repository root:
 #   bash experiments/mnist-nt/train-long.sh
 # with METASGMCMC_DATA pointing at the data directory. Two runs of
 # train.flags (the authors' settings, unrolling their training step, seed
 # 15), with the OpenBLAS build and float32 energies:
-#   1. 80 epochs from random networks (sampler-authors-step.json is this
-#      run's networks after 40);
+#   1. 80 epochs from random networks;
 #   2. 2 epochs more, from those, with fresh Adam moments and the 7
 #      continuation unrolls of each epoch at the largest step size of the
 #      evaluations, mnist-af's √(0.18/60000) = 1.732e-3 (the fresh unroll
-#      at the training's). sampler-authors-step-80-eta-af.json ran 2 with
-#      them at mnist-af's first-epoch √(0.085/60000) = 1.19e-3,
-#      sampler-authors-step-80-eta.json 5 at mnist-nt's √(0.018/60000) =
-#      5.477e-4 (PROVENANCE.md says why the table uses the first).
+#      at the training's). PROVENANCE.md says how this phase was chosen.
 # About 65–85 s an epoch on one core: 1.5–2 hours in all. Runs go to
 # RUNS (environment, default runs/mnist); an interrupted run is resumed
 # where its last checkpoint stands (a resumed run continues exactly), and

@@ -189,22 +189,7 @@ func MCSE(chains [][]float64) (float64, error) {
 	if err != nil {
 		return ess, err
 	}
-	var total float64
-	var count int
-	for _, c := range chains {
-		for _, v := range c {
-			total += v
-		}
-		count += len(c)
-	}
-	grand := total / float64(count)
-	var ss float64
-	for _, c := range chains {
-		for _, v := range c {
-			ss += (v - grand) * (v - grand)
-		}
-	}
-	sd := math.Sqrt(ss / float64(count-1))
+	_, sd := pooledMeanSD(chains)
 	return sd / math.Sqrt(ess), nil
 }
 

@@ -401,7 +401,7 @@ func TestRankHand(t *testing.T) {
 func TestNormalScores(t *testing.T) {
 	// Draws 3, 1 | 2, 2: ranks 4, 1 | 2.5, 2.5 of S = 4. The tie sits at
 	// (2.5 − 3/8)/(4 + 1/4) = 1/2, score 0; the extremes are ±Φ⁻¹(5/34).
-	got := normalScores([][]float64{{3, 1}, {2, 2}})
+	got := scoresOf([][]float64{{3, 1}, {2, 2}})
 	z := phiInv((1 - 3.0/8) / (4 + 1.0/4))
 	want := [][]float64{{-z, z}, {0, 0}}
 	for c := range want {
@@ -414,7 +414,7 @@ func TestNormalScores(t *testing.T) {
 	// Blom's offsets are symmetric: the scores of 1…S sum to 0.
 	x := [][]float64{{5, 1, 4}, {2, 3, 6, 7}}
 	var sum float64
-	for _, c := range normalScores(x) {
+	for _, c := range scoresOf(x) {
 		for _, v := range c {
 			sum += v
 		}

@@ -53,14 +53,21 @@ func wantDraw(h Header, step int) Draw {
 // writeStream writes a stream of the draws at steps to path and closes it.
 func writeStream(t testing.TB, path string, h Header, steps []int) {
 	t.Helper()
+	if err := createStream(t, path, h, steps).Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createStream creates the stream at path with header h and writes the
+// draws at steps, and returns its Writer, open.
+func createStream(t testing.TB, path string, h Header, steps []int) *Writer {
+	t.Helper()
 	w, err := Create(path, h)
 	if err != nil {
 		t.Fatal(err)
 	}
 	writeDraws(t, w, steps)
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	return w
 }
 
 // writeDraws writes the draws at steps with w.
@@ -295,11 +302,7 @@ func TestUnclosedStreamKeepsDraws(t *testing.T) {
 func TestAbortThenClose(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.bin")
 	h := Header{Chains: 2, Dim: 2, Coords: []int{0, 1}}
-	w, err := Create(path, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeDraws(t, w, stepsTo(3))
+	w := createStream(t, path, h, stepsTo(3))
 	w.Abort()
 	w.Abort()
 	if err := w.Close(); err != nil {
@@ -467,11 +470,7 @@ func TestSync(t *testing.T) {
 func TestWriteErrorKeepsDraws(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.bin")
 	h := Header{Chains: 2, Dim: 2, Coords: []int{0, 1}}
-	w, err := Create(path, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeDraws(t, w, stepsTo(3))
+	w := createStream(t, path, h, stepsTo(3))
 	w.f.Close() // the next write fails
 	theta, _ := testDraw(h, 4)
 	werr := w.Write(4, theta)
@@ -546,11 +545,7 @@ func TestAppend(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "trace.bin")
-			w, err := Create(path, h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			writeDraws(t, w, stepsTo(tc.synced))
+			w := createStream(t, path, h, stepsTo(tc.synced))
 			if err := w.Sync(); err != nil {
 				t.Fatal(err)
 			}
@@ -558,7 +553,7 @@ func TestAppend(t *testing.T) {
 			tc.end(w)
 			appendBytes(t, path, bytes.Repeat([]byte{0xff}, tc.torn))
 
-			w, err = Append(path, tc.run, tc.from)
+			w, err := Append(path, tc.run, tc.from)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -582,12 +577,9 @@ func TestAppend(t *testing.T) {
 
 	// interrupted twice
 	path := filepath.Join(t.TempDir(), "trace.bin")
-	w, err := Create(path, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeDraws(t, w, stepsTo(2))
+	w := createStream(t, path, h, stepsTo(2))
 	kill(w)
+	var err error
 	for _, from := range []int{2, 4} {
 		if w, err = Append(path, h, from); err != nil {
 			t.Fatal(err)
@@ -613,11 +605,7 @@ func TestAppendRefuses(t *testing.T) {
 	h := Header{Chains: 2, Dim: 3, Coords: []int{0, 2}, Stats: lp}
 	dir := t.TempDir()
 	stream := filepath.Join(dir, "trace.bin")
-	w, err := Create(stream, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeDraws(t, w, stepsTo(3))
+	w := createStream(t, stream, h, stepsTo(3))
 	if err := w.Sync(); err != nil {
 		t.Fatal(err)
 	}

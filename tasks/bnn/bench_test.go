@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
@@ -105,11 +106,11 @@ func BenchmarkEnergyRatio(b *testing.B) {
 // benchGraph compiles the benchmark's energy in dt (closed when b ends) and
 // returns its data, the compiled target, the random source, the chains'
 // start θ and the evaluation to fill.
-func benchGraph(b *testing.B, dt graph.Dtype) (*Matrix, *tasks.Evaluator, *rand.Rand, []float64, *tasks.Eval) {
+func benchGraph(b *testing.B, dt graph.Dtype) (*Matrix, *tasks.Evaluator, *rand.Rand, []float64, *samplers.Eval) {
 	data := synthetic(b, benchN, 784, 10, 1)
 	ev := compiled(b, benchNet, data, benchBatch, benchK, dt)
 	rng := rand.New(rand.NewPCG(1, 1))
-	return data, ev, rng, benchNet.Init(rng, benchK, 0.05), tasks.NewEval(benchNet.Dim(), benchK)
+	return data, ev, rng, benchNet.Init(rng, benchK, 0.05), samplers.NewEval(benchNet.Dim(), benchK)
 }
 
 func benchRatio[T float](b *testing.B, dt graph.Dtype) {

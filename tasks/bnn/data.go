@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks/mnist"
 )
 
@@ -78,15 +78,15 @@ func (m *Matrix) Example(i int, x []float64) int {
 }
 
 // batcher loads the minibatches of a data set in the order of a
-// tasks.Batches, which draws each epoch's permutation from the source passed
+// samplers.Batches, which draws each epoch's permutation from the source passed
 // to next, so that all randomness comes from the caller.
 type batcher struct {
 	data  Dataset
-	order *tasks.Batches
+	order *samplers.Batches
 }
 
 func newBatcher(data Dataset, batch int, keepLast bool) (*batcher, error) {
-	order, err := tasks.NewBatchesKeepLast(data.Len(), batch, keepLast)
+	order, err := samplers.NewBatchesKeepLast(data.Len(), batch, keepLast)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks/mnist"
 )
 
@@ -76,7 +76,7 @@ func TestOneChain(t *testing.T) {
 	data := synthetic(t, 10, 7, 3, 2)
 	ev := compiled(t, net, data, 4, 1, graph.Float64)
 	theta := net.Init(rand.New(rand.NewPCG(1, 1)), 1, 0.5)
-	got := tasks.NewEval(net.Dim(), 1)
+	got := samplers.NewEval(net.Dim(), 1)
 	if err := ev.Evaluate(rand.New(rand.NewPCG(3, 3)), theta, got); err != nil {
 		t.Fatal(err)
 	}

@@ -62,13 +62,6 @@ func (e *Energy) Batch() int { return e.batch }
 // DataSize returns N, the number of training examples.
 func (e *Energy) DataSize() int { return e.data.Len() }
 
-// BatchesPerEpoch returns the number of minibatches in a data epoch,
-// N/M rounded down (the remainder is dropped, a different one each epoch),
-// or up with KeepLast.
-func (e *Energy) BatchesPerEpoch() int {
-	return tasks.BatchCount(e.data.Len(), e.batch, e.keepLast)
-}
-
 // Build implements tasks.Energy. theta is the (D, K) input node of positions.
 // The model's Lik is −(N/M)·Σ_m log softmax(f(x_m; θ_k))[y_m] and its Prior
 // Σ_i [θ_ik²/(2σ²) + ½·log(2πσ²)], both of shape (K); its Next loads the

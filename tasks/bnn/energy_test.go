@@ -10,6 +10,7 @@ import (
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/graph/graphtest"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
@@ -170,8 +171,8 @@ func TestEnergyMatchesOracle(t *testing.T) {
 				x := make([]float64, tc.batch*tc.net.Inputs())
 				y := make([]int, tc.batch)
 				o := newOracle[float64](tc.net, k, tc.batch)
-				want := tasks.NewEval(tc.net.Dim(), k)
-				got := tasks.NewEval(tc.net.Dim(), k)
+				want := samplers.NewEval(tc.net.Dim(), k)
+				got := samplers.NewEval(tc.net.Dim(), k)
 				for step := 0; step < 3; step++ {
 					if err := ev.Evaluate(rng, theta, got); err != nil {
 						t.Fatal(err)
@@ -185,7 +186,7 @@ func TestEnergyMatchesOracle(t *testing.T) {
 						for i := range col {
 							col[i] = theta[i*k+c]
 						}
-						want.Prior[c] = tc.net.PriorEnergy(col)
+						want.Prior[c] = priorEnergy(tc.net, col)
 					}
 					for i := range want.PriorGrad {
 						want.PriorGrad[i] = theta[i] / (tc.net.Sigma() * tc.net.Sigma())
@@ -219,9 +220,9 @@ func TestEnergyRepeatable(t *testing.T) {
 	data := synthetic(t, 14, 13, 4, 11)
 	ev := compiled(t, net, data, 14, 2, graph.Float64) // full batch: every evaluation sees the same examples
 	theta := net.Init(rand.New(rand.NewPCG(1, 2)), 2, 0.5)
-	var first *tasks.Eval
+	var first *samplers.Eval
 	for i := 0; i < 3; i++ {
-		got := tasks.NewEval(net.Dim(), 2)
+		got := samplers.NewEval(net.Dim(), 2)
 		if err := ev.Evaluate(rand.New(rand.NewPCG(7, 7)), theta, got); err != nil {
 			t.Fatal(err)
 		}
@@ -251,7 +252,7 @@ func TestGradientFiniteDifferences(t *testing.T) {
 			data := synthetic(t, 6, 5, 3, 21)
 			ev := compiled(t, tc.net, data, 6, k, graph.Float64) // full batch: U is a deterministic function of θ
 			theta := tc.net.Init(rand.New(rand.NewPCG(3, 3)), k, 0.7)
-			eval := tasks.NewEval(tc.net.Dim(), k)
+			eval := samplers.NewEval(tc.net.Dim(), k)
 			f := func() (float64, error) {
 				if err := ev.Evaluate(rand.New(rand.NewPCG(5, 5)), theta, eval); err != nil {
 					return 0, err
@@ -308,7 +309,7 @@ func TestMinibatches(t *testing.T) {
 				var out [][]int
 				for ep := 0; ep < epochs; ep++ {
 					var ids []int
-					for b := 0; b < e.BatchesPerEpoch(); b++ {
+					for b := 0; b < m.Batches.PerEpoch(); b++ {
 						if err := m.Next(rng); err != nil {
 							t.Fatal(err)
 						}
@@ -392,14 +393,19 @@ func TestKeepLastWeighsTheShortBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.BatchesPerEpoch() != 2 || e.KeepLast().BatchesPerEpoch() != 3 {
-		t.Errorf("%d and %d batches per epoch, want 2 and (KeepLast) 3", e.BatchesPerEpoch(), e.KeepLast().BatchesPerEpoch())
-	}
 	ev, err := tasks.Compile(e.KeepLast(), k, graph.Float64)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ev.Close()
+	dropping, err := tasks.Compile(e, k, graph.Float64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dropping.Close()
+	if a, b := dropping.Batches().PerEpoch(), ev.Batches().PerEpoch(); a != 2 || b != 3 {
+		t.Errorf("%d and %d batches per epoch, want 2 and (KeepLast) 3", a, b)
+	}
 	if !ev.Batches().KeepsLast() {
 		t.Error("the compiled energy's order drops the short last batch")
 	}
@@ -411,7 +417,7 @@ func TestKeepLastWeighsTheShortBatch(t *testing.T) {
 	x, y := make([]float64, batch*net.Inputs()), make([]int, batch)
 	theta := net.Init(rand.New(rand.NewPCG(1, 2)), k, 0.5)
 	other := net.Init(rand.New(rand.NewPCG(3, 4)), k, 0.5)
-	got := tasks.NewEval(net.Dim(), k)
+	got := samplers.NewEval(net.Dim(), k)
 	seen := 0
 	for step, want := range []int{3, 3, 1, 3, 3, 1} {
 		if err := ev.Evaluate(rng, theta, got); err != nil {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/bnn"
 )
@@ -43,7 +44,7 @@ func Example() {
 	defer target.Close()
 
 	theta := net.Init(rng, k, 0.1) // coordinate-major: coordinate i of chain c at i*k + c
-	eval := tasks.NewEval(net.Dim(), k)
+	eval := samplers.NewEval(net.Dim(), k)
 	for step := 0; step < 300; step++ { // plain gradient descent on Ũ/N
 		if err := target.Evaluate(rng, theta, eval); err != nil {
 			log.Fatal(err)
@@ -56,7 +57,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("D = %d, %d chains, %d batches per epoch\n", net.Dim(), k, energy.BatchesPerEpoch())
+	fmt.Printf("D = %d, %d chains, %d batches per epoch\n", net.Dim(), k, target.Batches().PerEpoch())
 	fmt.Println("training error below 10%:", pred.Error < 0.1)
 	// Output:
 	// D = 67, 5 chains, 4 batches per epoch

@@ -138,17 +138,6 @@ func (m MLP) Offsets(l int) (w, b int) {
 	return w, w + m.Sizes[l]*m.Sizes[l+1]
 }
 
-// PriorEnergy returns −log N(θ; 0, σ²I) = Σ_i [θ_i²/(2σ²) + ½·log(2πσ²)] of
-// one chain's parameters (length Dim).
-func (m MLP) PriorEnergy(theta []float64) float64 {
-	s2 := m.Sigma() * m.Sigma()
-	ss := 0.0
-	for _, v := range theta {
-		ss += v * v
-	}
-	return ss/(2*s2) + float64(len(theta))*0.5*math.Log(2*math.Pi*s2)
-}
-
 // Init returns positions of k chains (coordinate-major, length Dim·k) with
 // every coordinate drawn from N(0, std²): the authors start evaluation
 // chains at std 0.01 and meta-training chains at std 0.2.

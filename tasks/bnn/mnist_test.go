@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
@@ -78,7 +79,7 @@ func TestMNISTEnergyMatchesOracle(t *testing.T) {
 			defer ev.Close()
 			theta := tc.net.Init(rand.New(rand.NewPCG(1, 1)), k, 0.2)
 			rng, twin := rand.New(rand.NewPCG(9, 9)), rand.New(rand.NewPCG(9, 9))
-			got := tasks.NewEval(tc.net.Dim(), k)
+			got := samplers.NewEval(tc.net.Dim(), k)
 			if err := ev.Evaluate(rng, theta, got); err != nil {
 				t.Fatal(err)
 			}

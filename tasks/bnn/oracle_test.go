@@ -34,6 +34,17 @@ func gemm[T float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb
 	}
 }
 
+// priorEnergy returns −log N(θ; 0, σ²I) = Σ_i [θ_i²/(2σ²) + ½·log(2πσ²)]
+// of one chain's parameters of net (length Dim).
+func priorEnergy(net MLP, theta []float64) float64 {
+	s2 := net.Sigma() * net.Sigma()
+	ss := 0.0
+	for _, v := range theta {
+		ss += v * v
+	}
+	return ss/(2*s2) + float64(len(theta))*0.5*math.Log(2*math.Pi*s2)
+}
+
 // oracle holds the work space of the hand-written energy for one network,
 // K chains and batches of M rows.
 type oracle[T float] struct {

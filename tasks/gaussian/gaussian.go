@@ -76,18 +76,11 @@ func Train10(seed uint64) *Gaussian {
 	return must(New(constant(d, 3), cov))
 }
 
-// Test20 is the paper's test target: 20-D, mean 3, Σ = L·Lᵀ with
+// NewTest20 returns the paper's test target: 20-D, mean 3, Σ = L·Lᵀ with
 // L = scale·N(0, 1)^{20×20} drawn by a PCG generator seeded with seed (the
-// authors used scale 0.6 and 0.5). It panics if the scale gives no valid
-// covariance; NewTest20 returns an error instead.
-func Test20(seed uint64, scale float64) *Gaussian {
-	return must(NewTest20(seed, scale))
-}
-
-// NewTest20 is Test20 for a scale that may be invalid: it returns an error
-// unless scale is positive and finite and Σ = L·Lᵀ is positive definite in
-// float64 (scales below about 1e-150 underflow, above about 1e150
-// overflow).
+// authors used scale 0.6 and 0.5). It returns an error unless scale is
+// positive and finite and Σ = L·Lᵀ is positive definite in float64
+// (scales below about 1e-150 underflow, above about 1e150 overflow).
 func NewTest20(seed uint64, scale float64) (*Gaussian, error) {
 	if !(scale > 0) || math.IsInf(scale, 0) {
 		return nil, fmt.Errorf("gaussian: the 20-D test target's scale must be a positive number, got %v", scale)
@@ -189,6 +182,19 @@ func (g *Gaussian) Energy(x []float64) float64 {
 		r.SetVec(i, x[i]-g.mean[i])
 	}
 	return 0.5*mat.Inner(r, g.prec, r) + g.logNorm
+}
+
+// Score writes ∇ log N(x; μ, Σ) = −Σ⁻¹(x − μ) into out (length D): the
+// exact score, for a kernel Stein discrepancy (diag.KSD) of draws.
+func (g *Gaussian) Score(x, out []float64) {
+	d := g.Dim()
+	for i := 0; i < d; i++ {
+		s := 0.0
+		for j := 0; j < d; j++ {
+			s -= g.prec.At(i, j) * (x[j] - g.mean[j])
+		}
+		out[i] = s
+	}
 }
 
 // Toy returns the toy's Gaussian with covariance cov: mean 3 in every

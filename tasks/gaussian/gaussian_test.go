@@ -11,14 +11,25 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
+
+// test20 is the paper's test target of NewTest20 for a valid scale.
+func test20(t *testing.T, seed uint64, scale float64) *Gaussian {
+	t.Helper()
+	g, err := NewTest20(seed, scale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
 
 // TestEnergyGraphMatchesFormula checks U and ∇U of the compiled graph for
 // several chains against the formula evaluated directly, in float64 and
 // float32, and ∇U against finite differences of U.
 func TestEnergyGraphMatchesFormula(t *testing.T) {
-	g := Test20(3, 0.5)
+	g := test20(t, 3, 0.5)
 	const k = 4
 	rng := rand.New(rand.NewPCG(1, 1))
 	theta := make([]float64, 20*k)
@@ -40,7 +51,7 @@ func TestEnergyGraphMatchesFormula(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := tasks.NewEval(20, k)
+		e := samplers.NewEval(20, k)
 		if err := ev.Evaluate(rng, theta, e); err != nil {
 			t.Fatal(err)
 		}
@@ -83,12 +94,12 @@ func TestTargetsAreSeededAndValid(t *testing.T) {
 			t.Errorf("Train10 mean %d = %v, want 3", i, a.mean[i])
 		}
 	}
-	// Test20: Σ = LLᵀ with L = 0.6·N(0,1)^{20×20} has diagonal entries
+	// NewTest20: Σ = LLᵀ with L = 0.6·N(0,1)^{20×20} has diagonal entries
 	// 0.36·χ²₂₀, mean 7.2, almost surely within (1, 25).
-	s := Test20(1, 0.6)
+	s := test20(t, 1, 0.6)
 	for i := 0; i < 20; i++ {
 		if v := s.cov.At(i, i); !(v > 1 && v < 25) {
-			t.Errorf("Test20 variance %d = %v, want about 7", i, v)
+			t.Errorf("NewTest20 variance %d = %v, want about 7", i, v)
 		}
 	}
 }
@@ -126,14 +137,7 @@ func TestMonitorOnExactDraws(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sum, err := m.Summary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, x := range sum {
-		got[x.Name] = x.Value
-	}
+	got := summaryValues(t, m)
 	n := float64(k * steps)
 	// E[KL] ≈ d(d+3)/(4n) = 2.5/n for d = 2; allow a factor of 5 either way
 	if kl := got["kl"]; kl > 5*2.5/n || kl < 2.5/n/5 {
@@ -168,8 +172,8 @@ func TestMonitorStopsARunawayChainBeforeScoring(t *testing.T) {
 	g, _ := New([]float64{1, -1}, mat.NewSymDense(2, []float64{1, 0.5, 0.5, 2}))
 	const k = 3
 	m := g.NewMonitor(k)
-	if want := RunawaySDs * math.Sqrt(2); m.Limit() != want {
-		t.Fatalf("limit %v, want %v (the largest standard deviation is √2)", m.Limit(), want)
+	if want := RunawaySDs * math.Sqrt(2); m.limit != want {
+		t.Fatalf("limit %v, want %v (the largest standard deviation is √2)", m.limit, want)
 	}
 	rng := rand.New(rand.NewPCG(5, 5))
 	theta := make([]float64, 2*k)
@@ -189,8 +193,8 @@ func TestMonitorStopsARunawayChainBeforeScoring(t *testing.T) {
 			}
 		}
 	}
-	var de *tasks.DivergenceError
-	if !errors.As(err, &de) || !errors.Is(err, tasks.ErrDiverged) {
+	var de *samplers.DivergenceError
+	if !errors.As(err, &de) || !errors.Is(err, samplers.ErrDiverged) {
 		t.Fatalf("want a divergence error, got %v after %d steps", err, step)
 	}
 	// 4¹⁰ ≈ 1.05e6 is within the limit of 1.41e6, 4¹¹ is not
@@ -233,6 +237,27 @@ func TestMonitorNeedsMoreSamplesThanDimensions(t *testing.T) {
 		}
 		if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("needs more than 3 samples (chains × steps), have %d", tc.chains*tc.steps)) {
 			t.Errorf("%d chains × %d steps: message %q", tc.chains, tc.steps, err)
+		}
+	}
+}
+
+// TestScoreIsMinusTheEnergyGradient checks Score against central
+// differences of Energy.
+func TestScoreIsMinusTheEnergyGradient(t *testing.T) {
+	g := test20(t, 1, 0.6)
+	x := make([]float64, 20)
+	for i := range x {
+		x[i] = float64(i%5) - 1
+	}
+	score := make([]float64, 20)
+	g.Score(x, score)
+	for i := range x {
+		h := 1e-5
+		xp, xm := append([]float64(nil), x...), append([]float64(nil), x...)
+		xp[i] += h
+		xm[i] -= h
+		if want := -(g.Energy(xp) - g.Energy(xm)) / (2 * h); math.Abs(score[i]-want) > 1e-6*math.Max(1, math.Abs(want)) {
+			t.Errorf("coordinate %d: score %v, want %v", i, score[i], want)
 		}
 	}
 }

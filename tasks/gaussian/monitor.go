@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/samplers/diag"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
@@ -28,18 +29,21 @@ import (
 //   - target_lambda_min, target_lambda_max: the extreme eigenvalues of the
 //     target's covariance, which decide how stiff it is (summary only).
 //
-// A chain that strays further than Limit from the target's mean in any
-// coordinate has diverged: Observe reports it as a *tasks.DivergenceError
-// naming the chain and step, before such positions can spoil the fitted
-// Gaussian (whose covariance would stop being numerically positive
-// definite long before the samplers' own bound, tasks.Runaway, is reached).
+// A chain that strays further than its limit from the target's mean in
+// any coordinate (RunawaySDs times the target's largest marginal standard
+// deviation, or RunawaySDs if that is less than 1) has diverged: Observe
+// reports it as a *samplers.DivergenceError naming the chain and step, before
+// such positions can spoil the fitted Gaussian (whose covariance would
+// stop being numerically positive definite long before the samplers' own
+// bound, samplers.Runaway, is reached).
+//
+// The monitor keeps every position, 8·k·steps·D bytes, for the summary.
 type Monitor struct {
 	g     *Gaussian
 	k     int
 	limit float64
 	fit   diag.GaussianFit
-	trace [][]float64 // per chain, steps × D row-major
-	x     []float64
+	draws *diag.Draws // every chain's positions, in (chain, step, dim) order; nil if k < 1
 }
 
 // RunawaySDs is how many standard deviations of the target (its largest
@@ -56,38 +60,37 @@ func (g *Gaussian) NewMonitor(k int) *Monitor {
 	for i := 0; i < g.Dim(); i++ {
 		sd = math.Max(sd, math.Sqrt(g.cov.At(i, i)))
 	}
-	return &Monitor{g: g, k: k, limit: RunawaySDs * sd, trace: make([][]float64, k), x: make([]float64, g.Dim())}
+	m := &Monitor{g: g, k: k, limit: RunawaySDs * sd}
+	if k >= 1 {
+		m.draws = diag.NewDraws(k, 0, g.Dim())
+	}
+	return m
 }
 
-// Limit is the distance from the target's mean, in any one coordinate,
-// beyond which a chain counts as diverged: RunawaySDs times the largest
-// marginal standard deviation of the target, or RunawaySDs if that is less
-// than 1.
-func (m *Monitor) Limit() float64 { return m.limit }
-
-// Observe implements tasks.Monitor. It returns a *tasks.DivergenceError,
-// and records nothing of the step, if a chain is beyond Limit.
+// Observe implements tasks.Monitor. It returns a *samplers.DivergenceError,
+// and records nothing of the step, if a chain is beyond the monitor's
+// limit.
 func (m *Monitor) Observe(step int, theta []float64) error {
 	d := m.g.Dim()
-	if len(theta) != d*m.k {
+	if m.k < 1 || len(theta) != d*m.k {
 		return fmt.Errorf("gaussian monitor: %d positions for %d chains of dimension %d", len(theta), m.k, d)
 	}
 	for c := 0; c < m.k; c++ {
 		for i := 0; i < d; i++ {
 			if dist := math.Abs(theta[i*m.k+c] - m.g.mean[i]); !(dist <= m.limit) {
-				return &tasks.DivergenceError{Step: step, Chain: c, What: "position",
+				return &samplers.DivergenceError{Step: step, Chain: c, What: "position",
 					Why: fmt.Sprintf("%.3g from the target's mean in coordinate %d, beyond the Gaussian monitor's limit of %.3g", dist, i, m.limit)}
 			}
 		}
 	}
+	if err := m.draws.AppendCoordinateMajor(theta); err != nil {
+		return err
+	}
+	_, t, _ := m.draws.Dims()
 	for c := 0; c < m.k; c++ {
-		for i := 0; i < d; i++ {
-			m.x[i] = theta[i*m.k+c]
-		}
-		if err := m.fit.Add(m.x); err != nil {
+		if err := m.fit.Add(m.draws.Draw(c, t-1)); err != nil {
 			return err
 		}
-		m.trace[c] = append(m.trace[c], m.x...)
 	}
 	return nil
 }
@@ -112,38 +115,52 @@ func (m *Monitor) Metrics() ([]tasks.Metric, error) {
 }
 
 // Summary implements tasks.Monitor.
+//
+// The per-coordinate diagnostics are computed for the coordinates in
+// parallel (diag.Draws.ForEachCoordinate), each coordinate's draws sorted
+// once for its rank-normalised R̂, bulk- and tail-ESS
+// (diag.RankDiagnostics); the values do not depend on the number of
+// goroutines.
 func (m *Monitor) Summary() ([]tasks.Metric, error) {
 	ms, err := m.Metrics()
 	if err != nil {
 		return nil, err
 	}
-	d := m.g.Dim()
-	n := len(m.trace[0]) / d
-	chains := make([]*mat.Dense, m.k)
+	k, n, d := m.draws.Dims()
+	chains := make([]*mat.Dense, k)
 	for c := range chains {
-		chains[c] = mat.NewDense(n, d, m.trace[c])
+		chains[c] = mat.NewDense(n, d, m.draws.Chain(c))
 	}
 	pooled, err := diag.MeanESSPooled(chains)
 	if err != nil {
 		return nil, fmt.Errorf("gaussian monitor: %w", err)
 	}
 	ms = append(ms, tasks.Metric{Name: "ess", Value: pooled})
-	worst := make([]float64, len(coordDiagnostics))
-	col := make([][]float64, m.k)
-	for i := 0; i < d; i++ {
-		for c := range col {
-			col[c] = make([]float64, n)
-			for t := 0; t < n; t++ {
-				col[c][t] = m.trace[c][t*d+i]
-			}
+	values := make([][len(coordDiagnostics)]float64, d)
+	err = m.draws.ForEachCoordinate(func(i int, col [][]float64) error {
+		ess, err := diag.ESS(col)
+		if err != nil {
+			return err
 		}
+		rhat, err := diag.SplitRhat(col)
+		if err != nil {
+			return err
+		}
+		rank, err := diag.RankDiagnostics(col)
+		if err != nil {
+			return err
+		}
+		values[i] = [len(coordDiagnostics)]float64{ess, rhat, rank.Rhat, rank.BulkESS, rank.TailESS}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gaussian monitor: %w", err)
+	}
+	worst := values[0]
+	for _, v := range values[1:] {
 		for j, cd := range coordDiagnostics {
-			v, err := cd.f(col)
-			if err != nil {
-				return nil, fmt.Errorf("gaussian monitor: %w", err)
-			}
-			if i == 0 || (cd.largest && v > worst[j]) || (!cd.largest && v < worst[j]) {
-				worst[j] = v
+			if (cd.largest && v[j] > worst[j]) || (!cd.largest && v[j] < worst[j]) {
+				worst[j] = v[j]
 			}
 		}
 	}
@@ -160,16 +177,17 @@ func (m *Monitor) Summary() ([]tasks.Metric, error) {
 }
 
 // coordDiagnostics are the diagnostics that Summary computes on the chains
-// of each coordinate and reports at their worst over the coordinates: the
-// smallest effective sample size, the largest R̂.
-var coordDiagnostics = []struct {
+// of each coordinate, in this order, and reports at their worst over the
+// coordinates: the smallest effective sample size, the largest R̂. ESS and
+// SplitRhat are diag's functions of those names; the rank-normalised
+// ones are diag.RankDiagnostics' RankRhat, BulkESS and TailESS.
+var coordDiagnostics = [...]struct {
 	name    string
-	f       func(chains [][]float64) (float64, error)
 	largest bool // the worst value is the largest, not the smallest
 }{
-	{"ess_min", diag.ESS, false},
-	{"rhat_max", diag.SplitRhat, true},
-	{"rhat_rank_max", diag.RankRhat, true},
-	{"ess_bulk_min", diag.BulkESS, false},
-	{"ess_tail_min", diag.TailESS, false},
+	{"ess_min", false},
+	{"rhat_max", true},
+	{"rhat_rank_max", true},
+	{"ess_bulk_min", false},
+	{"ess_tail_min", false},
 }

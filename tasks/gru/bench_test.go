@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 	"github.com/metasgmcmc/metasgmcmc/tasks/music"
 )
@@ -52,7 +52,7 @@ func BenchmarkEnergy(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer e.Close()
-				ev := tasks.NewEval(e.Dim(), benchK)
+				ev := samplers.NewEval(e.Dim(), benchK)
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					if err := e.SequenceEnergy(theta, train[0], ev); err != nil {
@@ -64,17 +64,10 @@ func BenchmarkEnergy(b *testing.B) {
 		b.Run(fmt.Sprintf("oracle/H=%d", h), func(b *testing.B) {
 			train, theta := benchSetup(h)
 			o := newOracle(h, benchK)
-			ev := tasks.NewEval(Layout{H: h}.Dim(), benchK)
+			ev := samplers.NewEval(Layout{H: h}.Dim(), benchK)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				o.nllGrad(theta, train[0], 1, ev.U, ev.Grad)
-				Prior(theta, benchK, ev.Prior, ev.PriorGrad)
-				for c := range ev.U {
-					ev.U[c] += ev.Prior[c]
-				}
-				for j, g := range ev.PriorGrad {
-					ev.Grad[j] += g
-				}
+				o.energy(theta, train[0], ev)
 			}
 		})
 	}
@@ -164,19 +157,10 @@ func benchEnergyRatio(b *testing.B, dt graph.Dtype) {
 	}
 	defer e.Close()
 	b.Logf("%d chain groups", len(e.groups))
-	ev := tasks.NewEval(e.Dim(), benchK)
+	ev := samplers.NewEval(e.Dim(), benchK)
 	o := newOracle(h, benchK)
-	oev := tasks.NewEval(e.Dim(), benchK)
-	oracleEval := func() {
-		o.nllGrad(theta, train[0], 1, oev.U, oev.Grad)
-		Prior(theta, benchK, oev.Prior, oev.PriorGrad)
-		for c := range oev.U {
-			oev.U[c] += oev.Prior[c]
-		}
-		for j, g := range oev.PriorGrad {
-			oev.Grad[j] += g
-		}
-	}
+	oev := samplers.NewEval(e.Dim(), benchK)
+	oracleEval := func() { o.energy(theta, train[0], oev) }
 	// One untimed round of each: first-call allocations.
 	if err := e.SequenceEnergy(theta, train[0], ev); err != nil {
 		b.Fatal(err)

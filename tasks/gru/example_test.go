@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gru"
 	"github.com/metasgmcmc/metasgmcmc/tasks/music"
@@ -38,7 +39,7 @@ func Example() {
 	for i := range theta {
 		theta[i] = 0.1 * rng.NormFloat64()
 	}
-	ev := tasks.NewEval(e.Dim(), e.Chains())
+	ev := samplers.NewEval(e.Dim(), e.Chains())
 	if err := e.Evaluate(rng, theta, ev); err != nil {
 		log.Fatal(err)
 	}

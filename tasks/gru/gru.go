@@ -6,7 +6,7 @@
 //	Ũ(θ) = −(N/M)·Σ_t log p(x_t | x_<t, θ) + Σ_i θ_i²/2 + (D/2)·log 2π
 //
 // (N the frames of the training split, M those of the sequence) and its
-// gradient are computed for K chains at once (Energy, a tasks.Target). The
+// gradient are computed for K chains at once (Energy, a samplers.Target). The
 // parameters θ are laid out as Layout describes.
 //
 // A sequence of up to ~3,900 frames cannot be one Gorgonia graph, so one
@@ -39,12 +39,12 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks/music"
 )
 
 // Energy is the stochastic energy of the Bayesian GRU on a training split
-// for K chains; it implements tasks.Target. Each evaluation takes the next
+// for K chains; it implements samplers.Target. Each evaluation takes the next
 // training sequence in an order shuffled afresh every data epoch with the
 // random source passed to Evaluate, and scales its log-likelihood by N/M.
 //
@@ -53,12 +53,12 @@ type Energy struct {
 	*Model
 	train   music.Split
 	n       int
-	batches *tasks.Batches
+	batches *samplers.Batches
 	nll     []float64
 	last    int
 }
 
-var _ tasks.Target = (*Energy)(nil)
+var _ samplers.Target = (*Energy)(nil)
 
 // NewEnergy compiles the energy of a GRU configured by cfg on the training
 // sequences train.
@@ -75,28 +75,24 @@ func NewEnergy(train music.Split, cfg Config) (*Energy, error) {
 	if err != nil {
 		return nil, err
 	}
-	batches, err := tasks.NewBatches(len(train), 1)
+	batches, err := samplers.NewBatches(len(train), 1)
 	if err != nil {
 		return nil, err
 	}
 	return &Energy{Model: m, train: train, n: train.Frames(), batches: batches, nll: make([]float64, m.Chains()), last: -1}, nil
 }
 
-// DataSize implements tasks.Target: N, the number of frames of the training
+// DataSize implements samplers.Target: N, the number of frames of the training
 // split.
 func (e *Energy) DataSize() float64 { return float64(e.n) }
 
-// Batches implements tasks.Batched: the order in which evaluations visit
+// Batches implements samplers.Batched: the order in which evaluations visit
 // the training sequences, one per evaluation (batch size 1).
-func (e *Energy) Batches() *tasks.Batches { return e.batches }
+func (e *Energy) Batches() *samplers.Batches { return e.batches }
 
-// Last returns the index in the training split of the sequence of the last
-// evaluation (−1 before the first).
-func (e *Energy) Last() int { return e.last }
-
-// Evaluate implements tasks.Target: the energy of the next training
+// Evaluate implements samplers.Target: the energy of the next training
 // sequence, drawn with rng, at theta (D·K, coordinate-major).
-func (e *Energy) Evaluate(rng *rand.Rand, theta []float64, ev *tasks.Eval) error {
+func (e *Energy) Evaluate(rng *rand.Rand, theta []float64, ev *samplers.Eval) error {
 	i := e.batches.Next(rng)[0]
 	e.last = i
 	return e.SequenceEnergy(theta, e.train[i], ev)
@@ -105,7 +101,7 @@ func (e *Energy) Evaluate(rng *rand.Rand, theta []float64, ev *tasks.Eval) error
 // SequenceEnergy computes into ev the energy of the sequence seq (as a
 // minibatch of the training split: the log-likelihood scaled by N/M) and
 // its gradient, with the prior parts apart, at theta (D·K, coordinate-major).
-func (e *Energy) SequenceEnergy(theta []float64, seq music.Sequence, ev *tasks.Eval) error {
+func (e *Energy) SequenceEnergy(theta []float64, seq music.Sequence, ev *samplers.Eval) error {
 	d, k := e.Dim(), e.Chains()
 	if len(theta) != d*k {
 		return fmt.Errorf("gru: %d positions for %d parameters × %d chains", len(theta), d, k)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/graph/graphtest"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
@@ -127,7 +128,7 @@ func TestEnergyAgainstOracle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev := tasks.NewEval(e.Dim(), K)
+		ev := samplers.NewEval(e.Dim(), K)
 		for rep := 0; rep < 2; rep++ { // the second evaluation reuses every buffer
 			if err := e.SequenceEnergy(theta, seq, ev); err != nil {
 				t.Fatal(err)
@@ -166,7 +167,7 @@ func TestEnergyFloat32(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	ev := tasks.NewEval(e.Dim(), K)
+	ev := samplers.NewEval(e.Dim(), K)
 	if err := e.SequenceEnergy(theta, seq, ev); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestEnergyFloat32(t *testing.T) {
 func checkFD(t *testing.T, e *Energy, theta []float64, seq music.Sequence, h float64, maxPer int, tol float64) {
 	t.Helper()
 	k := e.Chains()
-	ev := tasks.NewEval(e.Dim(), k)
+	ev := samplers.NewEval(e.Dim(), k)
 	if err := e.SequenceEnergy(theta, seq, ev); err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestLongSequence(t *testing.T) {
 	theta := randomTheta(rng, H, K, 0.7)
 	checkFD(t, e, theta, seq, 1e-4, 40, 1e-6)
 	wantU, wantGrad := oracleEnergy(H, K, train.Frames(), theta, seq)
-	ev := tasks.NewEval(e.Dim(), K)
+	ev := samplers.NewEval(e.Dim(), K)
 	if err := e.SequenceEnergy(theta, seq, ev); err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +266,7 @@ func TestEvaluate(t *testing.T) {
 		t.Errorf("DataSize = %v, want 36", e.DataSize())
 	}
 	theta := randomTheta(rng, H, K, 0.5)
-	ev := tasks.NewEval(e.Dim(), K)
+	ev := samplers.NewEval(e.Dim(), K)
 	visits := func(seed uint64) []int {
 		e.Batches().Reset()
 		r := rand.New(rand.NewPCG(seed, 1))
@@ -274,7 +275,7 @@ func TestEvaluate(t *testing.T) {
 			if err := e.Evaluate(r, theta, ev); err != nil {
 				t.Fatal(err)
 			}
-			order = append(order, e.Last())
+			order = append(order, e.last)
 		}
 		return order
 	}
@@ -294,8 +295,8 @@ func TestEvaluate(t *testing.T) {
 	if slices.Equal(a[:5], a[5:10]) && slices.Equal(a[5:10], a[10:]) {
 		t.Errorf("the same permutation every epoch: %v", a)
 	}
-	// the last evaluation is the energy of sequence e.Last()
-	wantU, wantGrad := oracleEnergy(H, K, 36, theta, train[e.Last()])
+	// the last evaluation is the energy of sequence e.last
+	wantU, wantGrad := oracleEnergy(H, K, 36, theta, train[e.last])
 	if eu, eg := relErr(ev.U, wantU), relErr(ev.Grad, wantGrad); eu > 1e-9 || eg > 1e-9 {
 		t.Errorf("Evaluate: U error %.3g, gradient error %.3g", eu, eg)
 	}
@@ -345,7 +346,7 @@ func TestRealJSB(t *testing.T) {
 	}
 	defer e.Close()
 	theta := randomTheta(rand.New(rand.NewPCG(11, 12)), H, K, 0.3)
-	ev := tasks.NewEval(e.Dim(), K)
+	ev := samplers.NewEval(e.Dim(), K)
 	if err := e.SequenceEnergy(theta, seq, ev); err != nil {
 		t.Fatal(err)
 	}

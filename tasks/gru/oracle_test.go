@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks/music"
 )
 
@@ -193,6 +194,21 @@ func (o *oracle) logLik(theta []float64, seq music.Sequence, ll []float64) {
 	for k := 0; k < o.k; k++ {
 		o.c.get(theta, o.k, k)
 		ll[k] = o.c.forward(o.x, seq.T)
+	}
+}
+
+// energy writes into ev the energy of the chains at theta on seq with the
+// data scale 1, −log p(seq | θ_k) plus the prior, and its gradient, with
+// the prior's part in ev.Prior and ev.PriorGrad too: what
+// Energy.SequenceEnergy computes.
+func (o *oracle) energy(theta []float64, seq music.Sequence, ev *samplers.Eval) {
+	o.nllGrad(theta, seq, 1, ev.U, ev.Grad)
+	Prior(theta, o.k, ev.Prior, ev.PriorGrad)
+	for c := range ev.U {
+		ev.U[c] += ev.Prior[c]
+	}
+	for j, g := range ev.PriorGrad {
+		ev.Grad[j] += g
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
-	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 )
 
 // Batches cuts a Set into shuffled minibatches of a fixed size, as the
@@ -23,7 +23,7 @@ import (
 type Batches struct {
 	set   *Set
 	rng   *rand.Rand
-	order *tasks.Batches
+	order *samplers.Batches
 }
 
 // NewBatches returns minibatches of batch images of s, shuffled by rng. The
@@ -36,7 +36,7 @@ func NewBatches(s *Set, batch int, rng *rand.Rand) *Batches {
 	if rng == nil {
 		panic("mnist: NewBatches needs a random source")
 	}
-	order, err := tasks.NewBatches(s.N, batch)
+	order, err := samplers.NewBatches(s.N, batch)
 	if err != nil {
 		panic(err) // excluded above
 	}

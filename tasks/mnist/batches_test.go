@@ -31,10 +31,10 @@ func collect(t *testing.T, b *Batches, k int) (idx [][]int, labels [][]int) {
 	return idx, labels
 }
 
-// pixelOf inverts Normalize.
+// pixelOf inverts the normalisation (normTable).
 func pixelOf(t *testing.T, v float64) int {
 	for p := range 256 {
-		if Normalize(byte(p)) == v {
+		if normTable[byte(p)] == v {
 			return p
 		}
 	}

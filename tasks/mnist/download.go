@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/metasgmcmc/metasgmcmc/internal/filehash"
 	"github.com/schollz/progressbar/v3"
 )
 
@@ -56,7 +57,7 @@ func download(ctx context.Context, dir, baseURL string, progress io.Writer, file
 	}
 	for _, f := range files {
 		path := filepath.Join(dst, f.name)
-		switch sum, err := fileDigest(path); {
+		switch sum, err := filehash.SHA256(path); {
 		case err == nil && sum == f.sha256:
 			if progress != nil {
 				fmt.Fprintf(progress, "%s: already present, sha256 verified\n", path)
@@ -74,20 +75,6 @@ func download(ctx context.Context, dir, baseURL string, progress io.Writer, file
 		}
 	}
 	return nil
-}
-
-// fileDigest returns the hex sha256 of the file at path.
-func fileDigest(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // fetch downloads url into path through a temporary file in the same

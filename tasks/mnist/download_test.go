@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/internal/filehash"
 )
 
 func digest(b []byte) string {
@@ -204,7 +206,7 @@ func TestDownloadRealFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range mnistFiles {
-		if got, err := fileDigest(filepath.Join(dir, Subdir, f.name)); err != nil || got != f.sha256 {
+		if got, err := filehash.SHA256(filepath.Join(dir, Subdir, f.name)); err != nil || got != f.sha256 {
 			t.Errorf("%s: sha256 %s (%v), want %s", f.name, got, err, f.sha256)
 		}
 	}

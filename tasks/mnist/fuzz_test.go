@@ -45,7 +45,7 @@ func checkFuzzErr(t *testing.T, err error) {
 
 func FuzzReadImages(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n, rows, cols, pixels, err := ReadImages(bytes.NewReader(data), "fuzz")
+		n, rows, cols, pixels, err := readImagesStream(bytes.NewReader(data), "fuzz")
 		if err != nil {
 			checkFuzzErr(t, err)
 			return
@@ -62,7 +62,7 @@ func FuzzReadImages(f *testing.F) {
 
 func FuzzReadLabels(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		labels, err := ReadLabels(bytes.NewReader(data), "fuzz")
+		labels, err := readLabelsStream(bytes.NewReader(data), "fuzz")
 		if err != nil {
 			checkFuzzErr(t, err)
 			return

@@ -215,15 +215,17 @@ func badMagic(name string, got, want uint32, kind string) error {
 	return &FormatError{File: name, Problem: p}
 }
 
-// ReadImages reads an IDX file of unsigned-byte images (magic 0x00000803)
-// from r, gzipped or not (a stream starting with the gzip magic bytes is
-// decompressed), and returns the number of images, their geometry and the
-// raw pixels, image after image, row-major. It checks that the stream holds
-// exactly the bytes the header declares: truncated or trailing data (a second
-// gzip member included) is an error. Memory grows with the data actually
-// read, whatever the header declares. Errors are *FormatError naming name. ReadImages does not require
-// 28×28 images nor the MNIST counts: Load does.
-func ReadImages(r io.Reader, name string) (n, rows, cols int, pixels []byte, err error) {
+// readImagesStream reads an IDX file of unsigned-byte images (magic
+// 0x00000803) from r, gzipped or not (a stream starting with the gzip magic
+// bytes is decompressed), and returns the number of images, their geometry
+// and the raw pixels, image after image, row-major. It checks that the
+// stream holds exactly the bytes the header declares: truncated or trailing
+// data (a second gzip member included) is an error. Memory grows with the
+// data actually read, whatever the header declares. Errors are
+// *FormatError naming name. It does not require 28×28 images nor the MNIST
+// counts: Load does. It is the readers' entry point for the tests and the
+// fuzz targets, which feed it any bytes.
+func readImagesStream(r io.Reader, name string) (n, rows, cols int, pixels []byte, err error) {
 	if r, err = maybeGunzip(r, name); err != nil {
 		return 0, 0, 0, nil, err
 	}
@@ -257,13 +259,13 @@ func readImages(r io.Reader, name string, expect int64) (n, rows, cols int, pixe
 	return int(dims[0]), int(dims[1]), int(dims[2]), pixels, nil
 }
 
-// ReadLabels reads an IDX file of digit labels (magic 0x00000801) from r,
-// gzipped or not (a stream starting with the gzip magic bytes is
+// readLabelsStream reads an IDX file of digit labels (magic 0x00000801)
+// from r, gzipped or not (a stream starting with the gzip magic bytes is
 // decompressed). It checks that every label is in 0..9 and that the stream
-// holds exactly the bytes the header declares (truncated or trailing data is
-// an error). Errors are *FormatError naming
-// name.
-func ReadLabels(r io.Reader, name string) (labels []int, err error) {
+// holds exactly the bytes the header declares (truncated or trailing data
+// is an error). Errors are *FormatError naming name. Like
+// readImagesStream, it serves the tests and the fuzz targets.
+func readLabelsStream(r io.Reader, name string) (labels []int, err error) {
 	if r, err = maybeGunzip(r, name); err != nil {
 		return nil, err
 	}

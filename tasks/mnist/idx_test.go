@@ -29,7 +29,7 @@ func TestReadImagesValid(t *testing.T) {
 		{"gzipped", gz(plain)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, rows, cols, pixels, err := ReadImages(bytes.NewReader(tc.data), "x.idx")
+			n, rows, cols, pixels, err := readImagesStream(bytes.NewReader(tc.data), "x.idx")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,7 +41,7 @@ func TestReadImagesValid(t *testing.T) {
 }
 
 func TestReadImagesEmptySet(t *testing.T) {
-	n, _, _, pixels, err := ReadImages(bytes.NewReader(idxImages(0, 28, 28)), "x")
+	n, _, _, pixels, err := readImagesStream(bytes.NewReader(idxImages(0, 28, 28)), "x")
 	if err != nil || n != 0 || len(pixels) != 0 {
 		t.Errorf("got n=%d, %d pixels, %v", n, len(pixels), err)
 	}
@@ -50,7 +50,7 @@ func TestReadImagesEmptySet(t *testing.T) {
 func TestReadLabelsValid(t *testing.T) {
 	plain := idxLabels(5, 0, 4, 1, 9)
 	for _, data := range [][]byte{plain, gz(plain)} {
-		labels, err := ReadLabels(bytes.NewReader(data), "y.idx")
+		labels, err := readLabelsStream(bytes.NewReader(data), "y.idx")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestReadImagesErrors(t *testing.T) {
 		{"gzip in gzip", gz(zipped), "gzip data inside a gzip stream?"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, _, _, err := ReadImages(bytes.NewReader(tc.data), "f.gz")
+			_, _, _, _, err := readImagesStream(bytes.NewReader(tc.data), "f.gz")
 			checkErr(t, err, tc.want)
 		})
 	}
@@ -129,7 +129,7 @@ func TestReadLabelsErrors(t *testing.T) {
 		{"gzip bad checksum", flip(gz(valid), -5), "invalid checksum"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadLabels(bytes.NewReader(tc.data), "f.gz")
+			_, err := readLabelsStream(bytes.NewReader(tc.data), "f.gz")
 			checkErr(t, err, tc.want)
 		})
 	}
@@ -161,10 +161,10 @@ func TestHugeDeclaredSizeAllocatesLittle(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range 10 {
-		if _, _, _, _, err := ReadImages(bytes.NewReader(data), "f"); err == nil {
+		if _, _, _, _, err := readImagesStream(bytes.NewReader(data), "f"); err == nil {
 			t.Fatal("no error")
 		}
-		if _, err := ReadLabels(bytes.NewReader(labels), "f"); err == nil {
+		if _, err := readLabelsStream(bytes.NewReader(labels), "f"); err == nil {
 			t.Fatal("no error")
 		}
 	}

@@ -65,10 +65,6 @@ var normTable = func() (t [256]float64) {
 	return t
 }()
 
-// Normalize returns the normalised value of a raw pixel:
-// (p/255 − Mean)/Std.
-func Normalize(p byte) float64 { return normTable[p] }
-
 // Set is a set of labelled MNIST images. Pixels are kept raw (one byte each,
 // 47 MB for the training split rather than 376 MB as float64) and normalised
 // when they are read through Image, Features or Batches.

@@ -20,8 +20,8 @@ func TestNormalize(t *testing.T) {
 		{255, (1 - 0.1307) / 0.3081},
 		{51, (0.2 - 0.1307) / 0.3081},
 	} {
-		if got := Normalize(tc.p); math.Abs(got-tc.want) > 1e-12 {
-			t.Errorf("Normalize(%d) = %v, want %v", tc.p, got, tc.want)
+		if got := normTable[tc.p]; math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("normTable[%d] = %v, want %v", tc.p, got, tc.want)
 		}
 	}
 }
@@ -60,7 +60,7 @@ func TestRealNormalisation(t *testing.T) {
 	}
 	var sum, sum2 float64
 	for p, c := range hist {
-		v := Normalize(byte(p))
+		v := normTable[byte(p)]
 		sum += float64(c) * v
 		sum2 += float64(c) * v * v
 	}
@@ -71,7 +71,7 @@ func TestRealNormalisation(t *testing.T) {
 	if math.Abs(mean) > 0.02 || math.Abs(sd-1) > 0.02 {
 		t.Errorf("mean %v, sd %v; want 0 and 1 within 0.02", mean, sd)
 	}
-	// Features and Image agree with Normalize (on the test set: Features
+	// Features and Image agree with normTable (on the test set: Features
 	// of the training set takes 376 MB).
 	x := test.Features()
 	img := test.Image(7, nil)
@@ -79,7 +79,7 @@ func TestRealNormalisation(t *testing.T) {
 		t.Fatalf("Features: %d values, want %d", len(x), test.N*Dim)
 	}
 	for j := range Dim {
-		want := Normalize(test.Pixels[7*Dim+j])
+		want := normTable[test.Pixels[7*Dim+j]]
 		if x[7*Dim+j] != want || img[j] != want {
 			t.Fatalf("pixel %d of image 7: Features %v, Image %v, want %v", j, x[7*Dim+j], img[j], want)
 		}

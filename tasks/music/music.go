@@ -47,10 +47,6 @@ const (
 	PickleSource = "Boulanger-Lewandowski's page http://www-etud.iro.umontreal.ca/~boulanni/icml2012"
 )
 
-// JSBPickle is the file name, in the music subdirectory, of the original
-// pickle of JSB Chorales.
-const JSBPickle = "JSB Chorales.pickle"
-
 // files maps the data-set names Load accepts to their .mat files.
 var files = map[string]string{
 	"piano": "Piano_midi.mat",
@@ -125,16 +121,17 @@ func (s Split) Frames() int {
 	return n
 }
 
-// MeanLen returns the mean number of frames per sequence (0 for no sequence).
-func (s Split) MeanLen() float64 {
+// meanLen returns the mean number of frames per sequence (0 for no
+// sequence).
+func (s Split) meanLen() float64 {
 	if len(s) == 0 {
 		return 0
 	}
 	return float64(s.Frames()) / float64(len(s))
 }
 
-// MaxLen returns the number of frames of the longest sequence.
-func (s Split) MaxLen() int {
+// maxLen returns the number of frames of the longest sequence.
+func (s Split) maxLen() int {
 	m := 0
 	for _, q := range s {
 		m = max(m, q.T)

@@ -129,20 +129,20 @@ func TestTable2(t *testing.T) {
 				{"valid", d.Valid, c.valid, 0, c.maxV, false},
 				{"test", d.Test, c.test, c.meanTest, c.maxTst, true},
 			} {
-				mean := s.seqs.MeanLen()
+				mean := s.seqs.meanLen()
 				minLen := math.MaxInt
 				for _, q := range s.seqs {
 					minLen = min(minLen, q.T)
 				}
 				t.Logf("%-5s %-5s: %4d sequences, %7d frames, mean length %7.2f, min %4d, max %4d",
-					c.name, s.split, len(s.seqs), s.seqs.Frames(), mean, minLen, s.seqs.MaxLen())
+					c.name, s.split, len(s.seqs), s.seqs.Frames(), mean, minLen, s.seqs.maxLen())
 				if len(s.seqs) != s.size {
 					t.Errorf("%s: %d sequences, want %d", s.split, len(s.seqs), s.size)
 				}
 				if s.checkMeans && math.Abs(mean-s.mean) > 0.02*s.mean {
 					t.Errorf("%s: mean length %.2f, Table 2 says %.0f (more than 2%% apart)", s.split, mean, s.mean)
 				}
-				if got := s.seqs.MaxLen(); got != s.maxLen {
+				if got := s.seqs.maxLen(); got != s.maxLen {
 					t.Errorf("%s: longest sequence %d frames, want %d", s.split, got, s.maxLen)
 				}
 			}
@@ -154,9 +154,9 @@ func TestTable2(t *testing.T) {
 // training split).
 func TestPianoLongest(t *testing.T) {
 	d := load(t, "piano")
-	longest := max(d.Train.MaxLen(), d.Valid.MaxLen(), d.Test.MaxLen())
+	longest := max(d.Train.maxLen(), d.Valid.maxLen(), d.Test.maxLen())
 	t.Logf("piano: longest sequence %d frames (train %d, valid %d, test %d)",
-		longest, d.Train.MaxLen(), d.Valid.MaxLen(), d.Test.MaxLen())
+		longest, d.Train.maxLen(), d.Valid.maxLen(), d.Test.maxLen())
 	if longest != 3857 {
 		t.Errorf("longest Piano sequence has %d frames, want 3857", longest)
 	}
@@ -191,11 +191,15 @@ func TestRollsAreSane(t *testing.T) {
 	}
 }
 
+// jsbPickle is the file name, in the music subdirectory, of the original
+// pickle of JSB Chorales.
+const jsbPickle = "JSB Chorales.pickle"
+
 // TestJSBPickleMatchesMAT checks that both forms of JSB Chorales hold the
 // same sequences, frame by frame.
 func TestJSBPickleMatchesMAT(t *testing.T) {
 	mat := load(t, "jsb")
-	p, err := LoadPickle(filepath.Join(testDataDir(), Subdir, JSBPickle))
+	p, err := LoadPickle(filepath.Join(testDataDir(), Subdir, jsbPickle))
 	skipIfMissing(t, err)
 	if err != nil {
 		t.Fatal(err)
@@ -223,11 +227,11 @@ func TestMissingFile(t *testing.T) {
 		}
 	}
 
-	_, err = LoadPickle(filepath.Join(dir, Subdir, JSBPickle))
+	_, err = LoadPickle(filepath.Join(dir, Subdir, jsbPickle))
 	if !errors.As(err, &me) {
 		t.Fatalf("LoadPickle of a missing file: want a *datadir.MissingError, got %v", err)
 	}
-	for _, want := range []string{JSBPickle, filepath.Join(dir, Subdir), "boulanni/icml2012"} {
+	for _, want := range []string{jsbPickle, filepath.Join(dir, Subdir), "boulanni/icml2012"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
@@ -286,10 +290,10 @@ func TestSequenceHelpers(t *testing.T) {
 		t.Errorf("Float64s(nil): length %d", len(y))
 	}
 	sp := Split{s, {T: 5, Roll: make([]uint8, 5*Keys)}}
-	if sp.Frames() != 7 || sp.MeanLen() != 3.5 || sp.MaxLen() != 5 {
-		t.Errorf("Frames %d, MeanLen %v, MaxLen %d", sp.Frames(), sp.MeanLen(), sp.MaxLen())
+	if sp.Frames() != 7 || sp.meanLen() != 3.5 || sp.maxLen() != 5 {
+		t.Errorf("Frames %d, meanLen %v, maxLen %d", sp.Frames(), sp.meanLen(), sp.maxLen())
 	}
-	if (Split{}).MeanLen() != 0 {
-		t.Error("MeanLen of no sequence")
+	if (Split{}).meanLen() != 0 {
+		t.Error("meanLen of no sequence")
 	}
 }

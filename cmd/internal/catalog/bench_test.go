@@ -8,7 +8,7 @@ import (
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 )
 
 // benchDtypes are the dtypes the benchmarks time, each a sub-benchmark named
@@ -33,10 +33,10 @@ func BenchmarkMNISTNTStep(b *testing.B) {
 			make func() (samplers.Kernel, error)
 		}{
 			{"sghmc", func() (samplers.Kernel, error) {
-				return samplers.NewSGHMC(target, d.StepSize["sghmc"], d.SGHMCAlpha/d.StepSize["sghmc"])
+				return samplers.NewSGHMC(target, samplers.SGHMCSettings{StepSize: samplers.Constant(d.StepSize["sghmc"]), Friction: d.SGHMCAlpha / d.StepSize["sghmc"]})
 			}},
-			{"nnsghmc-fd", func() (samplers.Kernel, error) { return nn(task, target, samplers.GammaFD) }},
-			{"nnsghmc-exact", func() (samplers.Kernel, error) { return nn(task, target, samplers.GammaExact) }},
+			{"nnsghmc-fd", func() (samplers.Kernel, error) { return nn(task, target, nnsghmc.GammaFD) }},
+			{"nnsghmc-exact", func() (samplers.Kernel, error) { return nn(task, target, nnsghmc.GammaExact) }},
 		}
 		for _, k := range kernels {
 			b.Run(dt.String()+"/"+k.name, func(b *testing.B) {
@@ -65,7 +65,7 @@ func BenchmarkMNISTNTStep(b *testing.B) {
 }
 
 // mnistNT returns the mnist-nt task in dtype dt and its target for 20 chains.
-func mnistNT(b *testing.B, dt graph.Dtype) (*Task, tasks.Target) {
+func mnistNT(b *testing.B, dt graph.Dtype) (*Task, samplers.Target) {
 	b.Helper()
 	task := mnistNTTask(b, dt)
 	target, err := task.NewTarget(20, 0)
@@ -87,15 +87,16 @@ func mnistNTTask(b *testing.B, dt graph.Dtype) *Task {
 	return task
 }
 
-func nn(task *Task, target tasks.Target, gamma samplers.Gamma) (samplers.Kernel, error) {
+// nn is NNSGHMC with the task's settings, Γ gamma and random networks
+// (of the training network's dimension).
+func nn(task *Task, target samplers.Target, gamma nnsghmc.Gamma) (samplers.Kernel, error) {
 	d := task.Defaults
-	cfg := samplers.NNConfig{NNSettings: d.NN}
-	d.TuneNN(&cfg.NNSettings)
-	cfg.Gamma, cfg.StepSize = gamma, d.StepSize["nnsghmc"]
-	cfg.Alpha = d.AlphaCoef / d.WarmupStepSize
-	cfg.TrainDim = 15910
-	cfg.RandomNets(d.QHidden, d.DHidden, rand.New(rand.NewPCG(2, 2)))
-	return samplers.NewNNSGHMC(target, cfg)
+	s := d.NN
+	s.Gamma, s.StepSize = gamma, samplers.Constant(d.StepSize["nnsghmc"])
+	s.Alpha = d.AlphaCoef / d.WarmupStepSize
+	tr := nnsghmc.RandomTrained(d.QHidden, d.DHidden, d.NNInputs, d.NNDScale, rand.New(rand.NewPCG(2, 2)))
+	tr.Domain.Dim = 15910
+	return nnsghmc.New(target, tr, s)
 }
 
 // BenchmarkMNISTNTStepRatio alternates blocks of SGHMC steps and NNSGHMC
@@ -109,8 +110,8 @@ func BenchmarkMNISTNTStepRatio(b *testing.B) {
 	for _, dt := range benchDtypes {
 		b.Run(dt.String(), func(b *testing.B) {
 			task := mnistNTTask(b, dt)
-			stepRatio(b, task, func(t tasks.Target) (samplers.Kernel, error) {
-				return nn(task, t, samplers.GammaFD)
+			stepRatio(b, task, func(t samplers.Target) (samplers.Kernel, error) {
+				return nn(task, t, nnsghmc.GammaFD)
 			}, 2, "nnsghmc-fd-ms")
 		})
 	}
@@ -131,13 +132,12 @@ func BenchmarkPianoGRUStepRatio(b *testing.B) {
 		b.Fatal(err)
 	}
 	d := task.Defaults
-	cfg := samplers.NNConfig{NNSettings: d.NN}
-	d.TuneNN(&cfg.NNSettings)
-	cfg.Gamma, cfg.StepSize = samplers.GammaExact, d.StepSize["nnsghmc"]
-	cfg.Alpha = d.AlphaCoef / cfg.StepSize
-	cfg.RandomNets(d.QHidden, d.DHidden, rand.New(rand.NewPCG(2, 2)))
-	stepRatio(b, task, func(t tasks.Target) (samplers.Kernel, error) {
-		return samplers.NewNNSGHMC(t, cfg)
+	s := d.NN
+	s.Gamma, s.StepSize = nnsghmc.GammaExact, samplers.Constant(d.StepSize["nnsghmc"])
+	s.Alpha = d.AlphaCoef / d.StepSize["nnsghmc"]
+	tr := nnsghmc.RandomTrained(d.QHidden, d.DHidden, d.NNInputs, d.NNDScale, rand.New(rand.NewPCG(2, 2)))
+	stepRatio(b, task, func(t samplers.Target) (samplers.Kernel, error) {
+		return nnsghmc.New(t, tr, s)
 	}, 1, "nnsghmc-exact-ms")
 }
 
@@ -146,7 +146,7 @@ func BenchmarkPianoGRUStepRatio(b *testing.B) {
 // the median ratio. Each kernel has its own target and generator, seeded
 // alike, so both see the same minibatches (on the GRU tasks one sequence of
 // random length, which sets the step's cost).
-func stepRatio(b *testing.B, task *Task, newNN func(tasks.Target) (samplers.Kernel, error), block int, nnName string) {
+func stepRatio(b *testing.B, task *Task, newNN func(samplers.Target) (samplers.Kernel, error), block int, nnName string) {
 	d := task.Defaults
 	var kernels [2]samplers.Kernel
 	var rngs [2]*rand.Rand
@@ -157,7 +157,7 @@ func stepRatio(b *testing.B, task *Task, newNN func(tasks.Target) (samplers.Kern
 			b.Fatal(err)
 		}
 		if i == 0 {
-			kernels[i], err = samplers.NewSGHMC(target, d.StepSize["sghmc"], d.SGHMCAlpha/d.StepSize["sghmc"])
+			kernels[i], err = samplers.NewSGHMC(target, samplers.SGHMCSettings{StepSize: samplers.Constant(d.StepSize["sghmc"]), Friction: d.SGHMCAlpha / d.StepSize["sghmc"]})
 		} else {
 			kernels[i], err = newNN(target)
 		}

@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/internal/nnkernel"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
@@ -25,15 +27,20 @@ type Task struct {
 	// that drive the samplers, with gradient noise of standard deviation
 	// noise injected (Gaussian tasks only; data tasks have their minibatch
 	// noise and refuse noise > 0).
-	NewTarget func(k int, noise float64) (tasks.Target, error)
+	NewTarget func(k int, noise float64) (samplers.Target, error)
 	// NewLossTarget, if not nil, returns the target that the meta-training
 	// losses use (the toy's losses use the exact gradient).
-	NewLossTarget func(k int) (tasks.Target, error)
+	NewLossTarget func(k int) (samplers.Target, error)
 	// Init draws the initial positions of k chains (coordinate-major).
 	Init func(rng *rand.Rand, k int) []float64
 	// NewMonitor returns the task's metrics for k chains.
 	NewMonitor func(k int) (tasks.Monitor, error)
-	Defaults   Defaults
+	// Score, when not nil, writes the exact score ∇ log π(θ) of one
+	// position, for tuning the step size by the kernel Stein discrepancy
+	// (sample --tune-step); nil for the data tasks, whose full-data
+	// gradient a pilot run cannot afford.
+	Score    func(theta, score []float64)
+	Defaults Defaults
 	// Training is how the paper and the authors' code meta-train NNSGHMC
 	// on this task; nil if they do not.
 	Training *Training
@@ -61,21 +68,21 @@ type Defaults struct {
 	// DataSize is N, for converting per-batch learning rates to step sizes
 	// (1 for tasks without data).
 	DataSize float64
-	// NN holds NNSGHMC's settings except StepSize and Gamma.
-	NN               samplers.NNSettings
-	QHidden, DHidden []int
-	Gamma            samplers.Gamma
+	// NN are NNSGHMC's run settings on this task but the step size, which
+	// the command sets (with α = AlphaCoef/η when AlphaCoef is positive).
+	NN nnsghmc.Settings
 	// AlphaCoef, when positive, sets NNSGHMC's α = AlphaCoef/η with the η of
 	// the first phase (the authors' α = 0.01/η).
 	AlphaCoef float64
+	// NNInputs, NNDScale, QHidden and DHidden make NNSGHMC's random
+	// networks, for a run without a trained sampler.
+	NNInputs         nnsghmc.Inputs
+	NNDScale         float64
+	QHidden, DHidden []int
 	// WarmupSteps and WarmupStepSize: NNSGHMC starts with a smaller step
 	// for this many steps (the authors' first data epochs).
 	WarmupSteps    int
 	WarmupStepSize float64
-	// TuneNN, when not nil, adjusts the settings of an NNSGHMC — trained
-	// or random — to this task's evaluation settings (clamps, Γ) before the
-	// command line's flags apply.
-	TuneNN func(*samplers.NNSettings)
 }
 
 // Training is a task's meta-training set-up.
@@ -84,7 +91,7 @@ type Training struct {
 	StepSize float64 // η of the unrolled sampler
 	// NN holds NNSGHMC's settings except StepSize; α is set from
 	// AlphaCoef when that is positive.
-	NN               samplers.NNSettings
+	NN               nnkernel.Settings
 	AlphaCoef        float64
 	QHidden, DHidden []int
 	// Init, when not nil, draws the chains' fresh positions for training
@@ -92,28 +99,29 @@ type Training struct {
 	Init func(rng *rand.Rand, k int) []float64
 	// NewTarget, when not nil, builds the target that training runs the
 	// sampler on (else Task.NewTarget).
-	NewTarget func(k int, noise float64) (tasks.Target, error)
+	NewTarget func(k int, noise float64) (samplers.Target, error)
 }
 
-// Sampler gives meta-training its starting NNSGHMC: the set-up's
-// settings with step size η (α = AlphaCoef/η when AlphaCoef is positive)
-// and random networks drawn from seed, or, when from names a
-// trained-sampler file, that file's networks.
-func (t *Training) Sampler(stepSize float64, seed uint64, from string) (samplers.NNConfig, error) {
-	nn := samplers.NNConfig{NNSettings: t.NN}
-	nn.StepSize = stepSize
+// Sampler gives meta-training its starting NNSGHMC: random networks drawn
+// from seed, or, when from names a trained-sampler file, that file's
+// networks, with the set-up's input scalings and s_D; and the set-up's
+// settings with step size η (α = AlphaCoef/η when AlphaCoef is positive).
+func (t *Training) Sampler(stepSize float64, seed uint64, from string) (*nnsghmc.Trained, nnsghmc.Settings, error) {
+	nn := t.NN
+	s := nnsghmc.Settings{StepSize: samplers.Constant(stepSize), Alpha: nn.Alpha, Beta: nn.Beta, C: nn.C, ClampQ: nn.ClampQ, DMax: nn.DMax, Gamma: nnsghmc.GammaExact}
 	if t.AlphaCoef > 0 {
-		nn.Alpha = t.AlphaCoef / stepSize
+		s.Alpha = t.AlphaCoef / stepSize
 	}
-	nn.RandomNets(t.QHidden, t.DHidden, rand.New(rand.NewPCG(seed, 0x6e657473))) // "nets"
+	in := nnsghmc.Inputs{EnergyScale: nn.EnergyScale, GradScale: nn.GradScale, MomentumScale: nn.MomentumScale}
+	start := nnsghmc.RandomTrained(t.QHidden, t.DHidden, in, nn.DScale, rand.New(rand.NewPCG(seed, 0x6e657473))) // "nets"
 	if from != "" {
-		f, err := samplers.ReadSamplerFile(from)
+		f, err := nnsghmc.Load(from)
 		if err != nil {
-			return nn, err
+			return nil, s, err
 		}
-		nn.Q, nn.D = f.Config.Q, f.Config.D
+		start.Q, start.D = f.Q, f.D
 	}
-	return nn, nil
+	return start, s, nil
 }
 
 // TrainingProblem builds the meta-training problem for k chains: the
@@ -270,8 +278,8 @@ func sameStep(eta float64) map[string]float64 {
 var errNoNoise = fmt.Errorf("this task has minibatch noise; injected gradient noise (--noise) is for the Gaussian tasks")
 
 // compiled returns a NewTarget for a graph energy.
-func compiled(e tasks.Energy, dt graph.Dtype, noiseAllowed bool) func(k int, noise float64) (tasks.Target, error) {
-	return func(k int, noise float64) (tasks.Target, error) {
+func compiled(e tasks.Energy, dt graph.Dtype, noiseAllowed bool) func(k int, noise float64) (samplers.Target, error) {
+	return func(k int, noise float64) (samplers.Target, error) {
 		if noise > 0 && !noiseAllowed {
 			return nil, errNoNoise
 		}

@@ -9,7 +9,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/metasgmcmc/metasgmcmc/tasks"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
@@ -61,10 +62,8 @@ func TestMNISTSettingsAreTheAuthors(t *testing.T) {
 		if !near(d.StepSize["sghmc"], tc.sghmcEta, 1e-3) {
 			t.Errorf("%s: SGHMC η %.4g, want %.4g", tc.task, d.StepSize["sghmc"], tc.sghmcEta)
 		}
-		cfg := d.NN
-		d.TuneNN(&cfg)
-		if cfg.ClampQ != tc.clampQ || cfg.DMax != tc.dMax || cfg.DScale != 50 || cfg.GradScale != 70 || cfg.EnergyScale != -1 {
-			t.Errorf("%s: NNSGHMC settings %+v", tc.task, cfg)
+		if s := d.NN; s.ClampQ != tc.clampQ || s.DMax != tc.dMax || s.Gamma != nnsghmc.GammaFD || d.NNDScale != 50 || d.NNInputs.GradScale != 70 || d.NNInputs.EnergyScale != -1 {
+			t.Errorf("%s: NNSGHMC settings %+v, inputs %+v, d_scale %v", tc.task, s, d.NNInputs, d.NNDScale)
 		}
 		if tr := task.Training; tc.trainEta > 0 {
 			if tr == nil || !near(tr.StepSize, tc.trainEta, 1e-3) || !near(tr.AlphaCoef/tr.StepSize, tc.trainAlpha, 1e-3) {
@@ -80,7 +79,7 @@ func TestMNISTSettingsAreTheAuthors(t *testing.T) {
 					t.Errorf("%s: the training does not restart the data every unroll with the short last batch", tc.task)
 				} else if tg, err := tr.NewTarget(2, 0); err != nil {
 					t.Error(err)
-				} else if b, ok := tg.(tasks.Batched); !ok || !b.Batches().KeepsLast() || b.Batches().PerEpoch() != 62 {
+				} else if b, ok := tg.(samplers.Batched); !ok || !b.Batches().KeepsLast() || b.Batches().PerEpoch() != 62 {
 					t.Errorf("%s: the training's minibatches drop the short last batch", tc.task)
 				}
 			}

@@ -7,7 +7,9 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/metasgmcmc/metasgmcmc/internal/nnkernel"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gaussian"
 	"github.com/metasgmcmc/metasgmcmc/train"
@@ -50,7 +52,19 @@ func toyTarget(d int, seeded func(Options) (*gaussian.Gaussian, error)) func(Opt
 // inputs, no α·Q² term, no offset, f_Q clamped to ±5 and D_f to [0, 5],
 // networks with two hidden layers of 40 units (the paper says one; the code
 // has two).
-var toyNN = samplers.NNSettings{ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1}
+var toyNN = nnkernel.Settings{ClampQ: 5, DMax: 5, DScale: 1, EnergyScale: 1, GradScale: 1, MomentumScale: 1}
+
+// toySettings are nnsghmc.ToySettings but the step size, which the
+// command sets.
+func toySettings() nnsghmc.Settings {
+	s := nnsghmc.ToySettings()
+	s.StepSize = nil
+	return s
+}
+
+// toyInputs are the toy networks' input scalings: the raw energy,
+// momentum and gradient.
+var toyInputs = nnsghmc.Inputs{EnergyScale: 1, GradScale: 1, MomentumScale: 1}
 
 // gaussianTask is a Gaussian task; only the paper's training target has the
 // toy's meta-training set-up.
@@ -72,7 +86,7 @@ func gaussianTask(trainable bool, target func(Options) (*gaussian.Gaussian, erro
 			Dim:       d,
 			Energy:    g,
 			NewTarget: compiled(g, o.Dtype, true),
-			NewLossTarget: func(k int) (tasks.Target, error) {
+			NewLossTarget: func(k int) (samplers.Target, error) {
 				return tasks.Compile(g, k, o.Dtype)
 			},
 			// the authors start toy chains uniformly in [0, 6]^D
@@ -89,10 +103,11 @@ func gaussianTask(trainable bool, target func(Options) (*gaussian.Gaussian, erro
 				return x
 			},
 			NewMonitor: func(k int) (tasks.Monitor, error) { return g.NewMonitor(k), nil },
+			Score:      g.Score,
 			Defaults: Defaults{
 				Chains: 50, Steps: 12000, EvalEvery: 100,
 				StepSize: sameStep(0.025), Friction: 1, Noise: 1, DataSize: 1,
-				NN: toyNN, QHidden: []int{40, 40}, DHidden: []int{40, 40}, Gamma: samplers.GammaExact,
+				NN: toySettings(), NNInputs: toyInputs, NNDScale: 1, QHidden: []int{40, 40}, DHidden: []int{40, 40},
 			},
 			Training:       tr,
 			keepsPositions: true,

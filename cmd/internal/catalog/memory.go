@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/internal/nnkernel"
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
 
@@ -206,9 +206,9 @@ const maxWidth = 1 << 20
 // NetBytes estimates from below the memory in bytes of NNSGHMC's networks
 // f_Q (2 inputs) and f_D (3 inputs) with the given hidden widths on k
 // chains of the task: their weights, and a value per hidden unit for every
-// coordinate of a block of the step (samplers.StepChunk coordinates).
+// coordinate of a block of the step (nnkernel.StepChunk coordinates).
 func (t *Task) NetBytes(qHidden, dHidden []int, k int) float64 {
-	coords := math.Min(float64(t.Dim)*float64(k), samplers.StepChunk)
+	coords := math.Min(float64(t.Dim)*float64(k), nnkernel.StepChunk)
 	var b float64
 	for _, net := range []struct {
 		inputs int

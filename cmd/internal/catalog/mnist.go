@@ -9,7 +9,8 @@ import (
 	"sync"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
-	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/internal/nnkernel"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/bnn"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
@@ -52,7 +53,19 @@ type mnistTraining struct {
 // mnistNN are the authors' NNSGHMC settings on MNIST: u = log-joint/N
 // (energy scale −1), gradient input 70·∇Ũ/N, D_f = α·Q² + 50·|f_D|, c = 0,
 // β = 0, f_Q clamped to ±5, networks with one hidden layer of 10 ReLUs.
-var mnistNN = samplers.NNSettings{ClampQ: 5, DMax: 1000, DScale: 50, EnergyScale: -1, GradScale: 70, MomentumScale: 1}
+var mnistNN = nnkernel.Settings{ClampQ: 5, DMax: 1000, DScale: 50, EnergyScale: -1, GradScale: 70, MomentumScale: 1}
+
+// bnnSettings are the paper's settings of its Bayesian MLPs
+// (nnsghmc.BNNSettings) with the clamps of a task, without the step size
+// and α, which the command sets (α from Defaults.AlphaCoef).
+func bnnSettings(clampQ, dMax float64) nnsghmc.Settings {
+	s := nnsghmc.BNNSettings(1)
+	s.StepSize, s.Alpha, s.ClampQ, s.DMax = nil, 0, clampQ, dMax
+	return s
+}
+
+// mnistInputs are mnistNN's input scalings.
+var mnistInputs = nnsghmc.Inputs{EnergyScale: mnistNN.EnergyScale, GradScale: mnistNN.GradScale, MomentumScale: mnistNN.MomentumScale}
 
 func init() {
 	nt := &mnistTraining{lr: 0.007, dMax: 1000, window: 15, every: 3, initStd: 0.2, authorsLoader: true}
@@ -122,8 +135,6 @@ func (t mnistTask) build(o Options) (*Task, error) {
 	n := float64(trainSet.N)
 	perEpoch := trainSet.N / mnistBatch
 	sqrtStep := func(lr float64) float64 { return math.Sqrt(lr / n) }
-	nn := mnistNN
-	clampQ, dMax := t.clampQ, t.dMax
 	task := &Task{
 		Dim:       t.net.Dim(),
 		Energy:    energy,
@@ -139,13 +150,10 @@ func (t mnistTask) build(o Options) (*Task, error) {
 				"sgld": t.lrSGLD / n, "psgld": t.lrPSGLD / n, "sghmc": sqrtStep(t.lrSGHMC), "nnsghmc": sqrtStep(t.lrNN),
 			},
 			SGHMCAlpha: 0.01, DataSize: n,
-			NN: nn, QHidden: []int{10}, DHidden: []int{10}, Gamma: samplers.GammaFD,
+			NN:       bnnSettings(t.clampQ, t.dMax),
+			NNInputs: mnistInputs, NNDScale: mnistNN.DScale, QHidden: []int{10}, DHidden: []int{10},
 			AlphaCoef:   0.01,
 			WarmupSteps: perEpoch, WarmupStepSize: sqrtStep(t.lrNNWarm),
-			TuneNN: func(c *samplers.NNSettings) {
-				c.ClampQ, c.DMax = clampQ, dMax
-				c.Gamma = samplers.GammaFD
-			},
 		},
 	}
 	if tr := t.training; tr != nil {

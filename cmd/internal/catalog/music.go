@@ -6,7 +6,9 @@ import (
 	"math/rand/v2"
 	"sync"
 
+	"github.com/metasgmcmc/metasgmcmc/internal/nnkernel"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
 	"github.com/metasgmcmc/metasgmcmc/tasks/gru"
@@ -35,8 +37,18 @@ import (
 //     MNIST) and NNSGHMC;
 //   - an evaluation runs 10 data epochs and scores the test split after
 //     every epoch by default.
-var musicNN = samplers.NNSettings{
+var musicNN = nnkernel.Settings{
 	C: 100, ClampQ: 5, DMax: 1000, DScale: 20, EnergyScale: -1, GradScale: 30, MomentumScale: 1,
+}
+
+// rnnSettings are the paper's settings of its Bayesian GRUs
+// (nnsghmc.RNNSettings, the same c, clamps and Γ as musicNN) with offset
+// beta, without the step size and α, which the command sets (α from
+// Defaults.AlphaCoef).
+func rnnSettings(beta float64) nnsghmc.Settings {
+	s := nnsghmc.RNNSettings(1)
+	s.StepSize, s.Alpha, s.Beta = nil, 0, beta
+	return s
 }
 
 // musicSets caches the loaded data sets by directory and name.
@@ -110,7 +122,7 @@ func musicTask(o Options, name string, beta float64, trains bool) (*Task, error)
 	task := &Task{
 		Dim:    dim,
 		hidden: h,
-		NewTarget: func(k int, noise float64) (tasks.Target, error) {
+		NewTarget: func(k int, noise float64) (samplers.Target, error) {
 			if noise > 0 {
 				return nil, errNoNoise
 			}
@@ -128,9 +140,10 @@ func musicTask(o Options, name string, beta float64, trains bool) (*Task, error)
 			Chains: 20, Steps: 10 * perEpoch, EvalEvery: perEpoch,
 			StepSize:   map[string]float64{"sgld": lr / n, "psgld": lr / n, "sghmc": eta, "nnsghmc": eta},
 			SGHMCAlpha: 0.01, DataSize: n,
-			NN: musicNN, QHidden: []int{10}, DHidden: []int{10}, Gamma: samplers.GammaExact,
+			NN:       rnnSettings(beta),
+			NNInputs: nnsghmc.Inputs{EnergyScale: musicNN.EnergyScale, GradScale: musicNN.GradScale, MomentumScale: musicNN.MomentumScale},
+			NNDScale: musicNN.DScale, QHidden: []int{10}, DHidden: []int{10},
 			AlphaCoef: 0.002,
-			TuneNN:    func(c *samplers.NNSettings) { c.Beta = beta },
 		},
 	}
 	if trains {

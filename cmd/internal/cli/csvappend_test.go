@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/csv"
 	"errors"
 	"io"
 	"math"
@@ -11,23 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// readCSV parses path with encoding/csv, failing the test on a malformed
-// file.
-func readCSV(t *testing.T, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	records, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("%s is not a valid CSV file: %v", path, err)
-	}
-	return records
-}
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
+)
 
 // TestCSVAppenderRowsAreCompleteAfterEachAppend: after every Append the file
 // is a valid CSV file of the header and every row so far, fields that need
@@ -45,7 +30,7 @@ func TestCSVAppenderRowsAreCompleteAfterEachAppend(t *testing.T) {
 	}
 	defer a.Close()
 	want := [][]string{header}
-	if got := readCSV(t, path); !reflect.DeepEqual(got, want) {
+	if got := clitest.ReadCSV(t, path); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after CreateCSV: %q, want %q", got, want)
 	}
 	for i := 1; i <= 5; i++ {
@@ -54,7 +39,7 @@ func TestCSVAppenderRowsAreCompleteAfterEachAppend(t *testing.T) {
 			t.Fatal(err)
 		}
 		want = append(want, row)
-		if got := readCSV(t, path); !reflect.DeepEqual(got, want) {
+		if got := clitest.ReadCSV(t, path); !reflect.DeepEqual(got, want) {
 			t.Fatalf("after row %d: %q, want %q", i, got, want)
 		}
 	}
@@ -132,7 +117,7 @@ func TestCSVAppenderErrorsLeaveValidRows(t *testing.T) {
 		t.Fatal("the failing writer wrote nothing: the test tests nothing")
 	}
 	want := [][]string{{"step", "kl"}, {"1", "0.5"}}
-	if got := readCSV(t, path); !reflect.DeepEqual(got, want) {
+	if got := clitest.ReadCSV(t, path); !reflect.DeepEqual(got, want) {
 		t.Errorf("after a failed write: %q, want %q", got, want)
 	}
 	a.w = fw.w
@@ -140,7 +125,7 @@ func TestCSVAppenderErrorsLeaveValidRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = append(want, []string{"3", "0.125"})
-	if got := readCSV(t, path); !reflect.DeepEqual(got, want) || a.Rows() != 2 {
+	if got := clitest.ReadCSV(t, path); !reflect.DeepEqual(got, want) || a.Rows() != 2 {
 		t.Errorf("after appending again: %q (%d rows), want %q", got, a.Rows(), want)
 	}
 }

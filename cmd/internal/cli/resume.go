@@ -1,16 +1,14 @@
 package cli
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 
+	"github.com/metasgmcmc/metasgmcmc/internal/filehash"
 	"github.com/spf13/pflag"
 )
 
@@ -86,27 +84,13 @@ func (r RunFlags) Inputs(fs *pflag.FlagSet) (map[string]Input, error) {
 		if err != nil {
 			return nil, Usagef("--%s %s: %v", name, f.Value, err)
 		}
-		sum, err := fileSHA256(abs)
+		sum, err := filehash.SHA256(abs)
 		if err != nil {
 			return nil, Usagef("--%s: %v", name, err)
 		}
 		in[name] = Input{Path: abs, SHA256: sum}
 	}
 	return in, nil
-}
-
-// fileSHA256 returns the SHA-256 of the file at path, in hex.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // applyInput sets the file flag name on fs to the run's input file in,
@@ -124,7 +108,7 @@ func (r RunFlags) applyInput(fs *pflag.FlagSet, dir, path, name string, in Input
 	if err := fs.Set(name, in.Path); err != nil {
 		return Usagef("cannot resume %s: %s: --%s %s: %v; %s", dir, path, name, in.Path, err, r.Damaged)
 	}
-	sum, err := fileSHA256(in.Path)
+	sum, err := filehash.SHA256(in.Path)
 	switch {
 	case err != nil:
 		return Usagef("cannot resume %s: it started with --%s %s, which cannot be read now (%v): put that file back, or start a new run into another --out", dir, name, in.Path, pathErr(err))

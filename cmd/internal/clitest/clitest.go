@@ -3,8 +3,10 @@ package clitest
 
 import (
 	"bytes"
+	"encoding/csv"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,6 +96,17 @@ func Command(t *testing.T, args ...string) (int, string) {
 	return 0, stderr.String()
 }
 
+// CheckUsageError fails the test unless the command, run with args, exited
+// with code 2 and wrote one line to standard error that begins
+// "prog: error: " and contains want: how the commands refuse bad input.
+func CheckUsageError(t *testing.T, prog string, args []string, code int, stderr, want string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if code != 2 || len(lines) != 1 || !strings.HasPrefix(stderr, prog+": error: ") || !strings.Contains(stderr, want) {
+		t.Errorf("%v: status %d, stderr %q; want status 2 and one line with %q", args, code, stderr, want)
+	}
+}
+
 // Started is the command running in the background (see Start).
 type Started struct {
 	Cmd    *exec.Cmd
@@ -126,6 +139,41 @@ func WaitFor(t *testing.T, path string) {
 	t.Fatalf("%s did not appear", path)
 }
 
+// KilledRuns runs the command with args and -out a new directory to its
+// end, then ten times more with -out another new directory each, killed
+// with SIGKILL at a moment drawn from rng after the file named checkpoint
+// appears in the directory, up to half the uninterrupted run's time later
+// (where the moments fall varies with the machine's speed). It returns the
+// uninterrupted run's directory and the ten killed runs', to resume and
+// compare, and fails the test unless at least five of the ten were killed
+// before they finished: otherwise it tests little.
+func KilledRuns(t *testing.T, rng *rand.Rand, checkpoint string, args ...string) (straight string, killed []string) {
+	t.Helper()
+	straight = filepath.Join(t.TempDir(), "straight")
+	began := time.Now()
+	if code, stderr := Command(t, append(args, "-out", straight)...); code != 0 {
+		t.Fatalf("uninterrupted run: status %d, %s", code, stderr)
+	}
+	took := time.Since(began)
+	stopped := 0
+	for range 10 {
+		out := filepath.Join(t.TempDir(), "run")
+		p := Start(t, append(args, "-out", out)...)
+		WaitFor(t, filepath.Join(out, checkpoint))
+		time.Sleep(time.Duration(rng.Float64() * float64(took) / 2))
+		p.Cmd.Process.Kill()
+		if err := p.Cmd.Wait(); err != nil {
+			stopped++
+		}
+		killed = append(killed, out)
+	}
+	t.Logf("%d of 10 runs were killed before they finished", stopped)
+	if stopped < 5 {
+		t.Errorf("only %d of 10 runs were killed before they finished: the test tests little", stopped)
+	}
+	return straight, killed
+}
+
 // StopSignal is a signal that stops a command cleanly (see
 // cli.NotifyContext) and the exit status it gives.
 type StopSignal struct {
@@ -147,6 +195,22 @@ func (s *Started) Stop(t *testing.T, sig StopSignal) {
 	if !errors.As(err, &ee) || ee.ExitCode() != sig.Code {
 		t.Fatalf("stopped by %s: %v; want status %d", sig.Name, err, sig.Code)
 	}
+}
+
+// ReadCSV parses the CSV file at path with encoding/csv, failing the test
+// on a missing or malformed file.
+func ReadCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	records, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s is not a valid CSV file: %v", path, err)
+	}
+	return records
 }
 
 // CopyDir copies the files of a run's directory into a new directory, to

@@ -1,0 +1,135 @@
+package nnkernel
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+)
+
+// priorTarget is a Gaussian energy with a separate prior term, so that u's
+// prior correction (TrainDim) enters the features: per chain
+// Ũ = ½·a·|θ|² + U_prior with U_prior = ½·b·|θ|². Its data size keeps the
+// features u = s_u·Ũ/N of order 0.1, where the networks do not saturate.
+type priorTarget struct{ d, k int }
+
+func (t priorTarget) Dim() int          { return t.d }
+func (t priorTarget) Chains() int       { return t.k }
+func (t priorTarget) DataSize() float64 { return 4000 }
+func (t priorTarget) Evaluate(_ *rand.Rand, theta []float64, e *samplers.Eval) error {
+	const a, b = 0.7, 0.2
+	clear(e.U)
+	clear(e.Prior)
+	for j, x := range theta {
+		c := j % t.k
+		e.Prior[c] += 0.5 * b * x * x
+		e.U[c] += 0.5 * (a + b) * x * x
+		e.PriorGrad[j] = b * x
+		e.Grad[j] = (a + b) * x
+	}
+	return nil
+}
+
+// TestFusedStepsMatchPlain runs the sampler along a chain twice, through
+// the fused step and through the generic one (stepPlain on precomputed
+// features), and requires the same states, Γ and finite-difference memory
+// bit for bit, with finite-difference and with exact Γ. The problem has more
+// coordinates than one span, a span boundary inside a chain's coordinates,
+// a last span of odd length, binding clamps on f_Q and on D_f, and a prior
+// correction. The fused step evaluates its networks with coordnet's AVX2
+// kernels where the processor has them, and with its Go kernels under the
+// build tag purego: run the test both ways.
+func TestFusedStepsMatchPlain(t *testing.T) {
+	target := priorTarget{d: 1301, k: 7}
+	n := target.d * target.k
+	if n < 2*fusedSpan || fusedSpan%target.k == 0 || n%2 == 0 {
+		t.Fatalf("the test needs several spans that cut through the chains and an odd last span: %d coordinates, spans of %d", n, fusedSpan)
+	}
+	for _, c := range []struct {
+		gamma Gamma
+		fused int // steps that take the fused path, of 6
+	}{{GammaFD, 5}, {GammaExact, 6}, {GammaAuthors, 6}} {
+		t.Run(string(c.gamma), func(t *testing.T) {
+			cfg := GammaConfig(c.gamma)
+			cfg.ClampQ, cfg.DMax, cfg.TrainDim = 1.5, 2.5, 900
+			run := func(fast bool) (*samplers.State, *Kernel, int) {
+				fusedFastPath = fast
+				defer func() { fusedFastPath = true }()
+				s, err := New(target, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rng := rand.New(rand.NewPCG(4, 2))
+				theta, p := make([]float64, n), make([]float64, n)
+				for i := range theta {
+					theta[i], p[i] = 2*rng.NormFloat64(), rng.NormFloat64()
+				}
+				st, err := s.Init(theta, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fused := 0
+				for step := 0; step < 6; step++ {
+					if s.canFuse(mem(st)) || s.canFuseExact() {
+						fused++
+					}
+					if err := s.Step(rng, st); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return st, s, fused
+			}
+			fused, _, nFused := run(true)
+			plain, ps, nPlain := run(false)
+			if nFused != c.fused || nPlain != 0 {
+				t.Fatalf("%d fused steps with the fast path on (want %d), %d with it off", nFused, c.fused, nPlain)
+			}
+
+			// the clamps must bind somewhere: at the last momenta, with the
+			// last step's features
+			s := &Kernel{cfg: cfg}
+			q, dpart := make([]float64, n), make([]float64, n)
+			s.evalQ(ps.feat.U, plain.P, q)
+			s.evalDPart(ps.feat.U, plain.P, ps.feat.GFeat, dpart)
+			var clampedQ, clampedD int
+			for i := range q {
+				if s.gate[i] == 0 {
+					clampedQ++
+				}
+				if _, inside := s.diffusion(q[i], dpart[i]); !inside {
+					clampedD++
+				}
+			}
+			if clampedQ == 0 || clampedD == 0 || clampedQ > n/2 || clampedD > n/2 {
+				t.Fatalf("the test needs both clamps to bind on some coordinates, not most: f_Q on %d, D_f on %d of %d", clampedQ, clampedD, n)
+			}
+
+			vectors := []struct {
+				name        string
+				fused, want []float64
+			}{
+				{"θ", fused.Theta, plain.Theta}, {"p", fused.P, plain.P},
+				{"Γ_p", mem(fused).gammaP, mem(plain).gammaP}, {"Γ'_θ", mem(fused).gammaThet, mem(plain).gammaThet},
+			}
+			if c.gamma == GammaFD {
+				vectors = append(vectors, []struct {
+					name        string
+					fused, want []float64
+				}{
+					{"u memory", mem(fused).u, mem(plain).u}, {"p memory", mem(fused).p, mem(plain).p},
+					{"Q memory", mem(fused).q, mem(plain).q}, {"Q̂ memory", mem(fused).qhat, mem(plain).qhat},
+				}...)
+			}
+			for _, v := range vectors {
+				if len(v.fused) != n || len(v.want) != n {
+					t.Fatalf("%s: lengths %d and %d, want %d", v.name, len(v.fused), len(v.want), n)
+				}
+				for i := range v.want {
+					if v.fused[i] != v.want[i] {
+						t.Fatalf("%s[%d]: fused step %v, generic step %v", v.name, i, v.fused[i], v.want[i])
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,248 @@
+// Package nnsghmc runs NNSGHMC, the meta-learned sampler of Gong, Li &
+// Hernández-Lobato (ICLR 2019), on any samplers.Target: SG-MCMC in the
+// complete recipe of Ma et al. (2015) whose curl Q_f and diffusion D_f
+// are set per coordinate by two small networks, with the correction term Γ
+// that keeps the target stationary whatever the networks are.
+//
+// A trained sampler (Trained, read by Load from the file that cmd/train
+// writes) holds the networks, the scalings of their inputs and the domain
+// they were trained on; how it runs (the step size, the form of Q_f and
+// D_f, how Γ is computed) is a Settings, given at run time:
+//
+//	trained, err := nnsghmc.Load("experiments/gaussian/sampler.json")
+//	kernel, err := nnsghmc.New(target, trained, nnsghmc.ToySettings())
+//
+// ToySettings, BNNSettings and RNNSettings are the paper's settings for its
+// toy, its Bayesian MLPs and its GRUs. When a run feeds the networks inputs
+// far outside the ranges they saw in training, or runs at a step size far
+// from the trained one, the sampler says so once (Settings.Warn): a learned
+// sampler extrapolates there, and may give a wrong posterior while its
+// chains mix well.
+//
+// Meta-training (package train) differentiates the step of the same
+// sampler through a Gorgonia graph; this package needs no Gorgonia.
+package nnsghmc
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/metasgmcmc/metasgmcmc/internal/nnkernel"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+)
+
+// Gamma selects how NNSGHMC computes its correction term Γ: GammaExact
+// differentiates the networks exactly; GammaFD uses the paper's finite
+// differences along the chain (appendix A; cheaper, one step stale);
+// GammaNone drops Γ, an ablation and NOT a valid sampler.
+type Gamma = nnkernel.Gamma
+
+// The ways to compute Γ.
+const (
+	GammaExact = nnkernel.GammaExact
+	GammaFD    = nnkernel.GammaFD
+	GammaNone  = nnkernel.GammaNone
+)
+
+// ParseGamma returns the Gamma named s (exact, fd or none).
+func ParseGamma(s string) (Gamma, error) { return nnkernel.ParseGamma(s) }
+
+// Settings are how an NNSGHMC runs:
+//
+//	Q_f = β + clamp(f_Q, ±ClampQ),   D_f = clamp(α·Q_f² + s_D·|f_D| + c, 0, DMax)
+//
+// one step, momentum first,
+//
+//	p_{t+1} = p_t − η·Q_f⊙∇Ũ(θ_t) − η·D_f⊙p_t + η·Γ_p + √(2η·(D_f − B̂))⊙ξ_t
+//	θ_{t+1} = θ_t + η·Q'_f⊙p_{t+1} + η·Γ'_θ,
+//
+// with B̂ = ½·η·Q_f²·V̂ under NoiseCorrection on targets that estimate the
+// gradient noise V̂ (samplers.TargetSettings.NoiseEstimate), else 0. The
+// networks and s_D come from the Trained sampler.
+type Settings struct {
+	// StepSize gives η at each step.
+	StepSize samplers.Schedule `json:"-"`
+	Alpha    float64           `json:"alpha"`   // α ≥ 0
+	Beta     float64           `json:"beta"`    // β
+	C        float64           `json:"c"`       // c ≥ 0
+	ClampQ   float64           `json:"clamp_q"` // f_Q clamped to ±ClampQ; 0: no clamp
+	DMax     float64           `json:"d_max"`   // D_f ≤ DMax; 0: no upper clamp
+	Gamma    Gamma             `json:"gamma"`
+	// NoiseCorrection subtracts the estimated gradient noise from the
+	// injected noise (see above).
+	NoiseCorrection bool `json:"noise_correction,omitempty"`
+	// Warn receives the warnings (the standard logger when nil).
+	Warn samplers.Warn `json:"-"`
+}
+
+// ToySettings are the paper's settings for its toy Gaussians (appendix
+// D.1, as the authors' code runs it): η = 0.025, Q_f = clamp(f_Q, ±5),
+// D_f = clamp(s_D·|f_D|, 0, 5), exact Γ.
+func ToySettings() Settings {
+	return Settings{StepSize: samplers.Constant(0.025), ClampQ: 5, DMax: 5, Gamma: GammaExact}
+}
+
+// DefaultSettings are ToySettings.
+func DefaultSettings() Settings { return ToySettings() }
+
+// BNNSettings are the paper's settings for its Bayesian MLPs on MNIST
+// (appendix D.2, as the authors' code runs them) at step size eta:
+// α = 0.01/η, f_Q clamped to ±5, D_f to [0, 1000], finite-difference Γ.
+// The authors start with a smaller η for the first data epoch
+// (samplers.Warmup); α stays that of the first η.
+func BNNSettings(eta float64) Settings {
+	return Settings{StepSize: samplers.Constant(eta), Alpha: 0.01 / eta, ClampQ: 5, DMax: 1000, Gamma: GammaFD}
+}
+
+// RNNSettings are the paper's settings for its Bayesian GRUs on
+// polyphonic music (appendix D.4) at step size eta: α = 0.002/η, c = 100,
+// f_Q clamped to ±5, D_f to [0, 1000], exact Γ (the paper tunes an offset
+// β on the validation set).
+func RNNSettings(eta float64) Settings {
+	return Settings{StepSize: samplers.Constant(eta), Alpha: 0.002 / eta, C: 100, ClampQ: 5, DMax: 1000, Gamma: GammaExact}
+}
+
+// NNSGHMC is a trained NNSGHMC on a target: a samplers.Kernel. Its memory
+// of the chains, for the finite-difference Γ, is in each State; it keeps
+// scratch space and is not safe for concurrent use (see samplers.Kernel).
+type NNSGHMC struct {
+	k      *nnkernel.Kernel
+	target samplers.Target
+	tr     *Trained
+	s      Settings
+	once   func(key, msg string)
+	coef   float64 // D_train/D, the prior correction of the energy input
+}
+
+// New returns the trained sampler tr with settings s on target t.
+func New(t samplers.Target, tr *Trained, s Settings) (*NNSGHMC, error) {
+	if t == nil {
+		return nil, fmt.Errorf("nnsghmc: nil target")
+	}
+	if tr == nil {
+		return nil, fmt.Errorf("nnsghmc: no trained sampler (Load one, or make one with RandomTrained)")
+	}
+	if err := tr.Validate(); err != nil {
+		return nil, err
+	}
+	if s.StepSize == nil {
+		return nil, fmt.Errorf("nnsghmc: no step size (set Settings.StepSize, e.g. samplers.Constant(0.01))")
+	}
+	cfg := engineConfig(tr, s, s.StepSize(1))
+	k, err := nnkernel.New(t, cfg)
+	if err != nil {
+		return nil, err
+	}
+	n := &NNSGHMC{k: k, target: t, tr: tr, s: s, once: s.Warn.Once(), coef: 1}
+	if tr.Domain.Dim > 0 {
+		n.coef = float64(tr.Domain.Dim) / float64(t.Dim())
+	}
+	return n, nil
+}
+
+// engineConfig is the internal kernel's configuration of tr with settings
+// s at step size eta.
+func engineConfig(tr *Trained, s Settings, eta float64) nnkernel.Config {
+	return nnkernel.Config{
+		Settings: nnkernel.Settings{
+			StepSize: eta, Alpha: s.Alpha, Beta: s.Beta, C: s.C, ClampQ: s.ClampQ, DMax: s.DMax, DScale: tr.DScale,
+			EnergyScale: tr.Inputs.EnergyScale, GradScale: tr.Inputs.GradScale, MomentumScale: tr.Inputs.MomentumScale,
+			TrainDim: tr.Domain.Dim, Gamma: s.Gamma, NoiseCorrection: s.NoiseCorrection,
+		},
+		Nets: nnkernel.Nets{Q: tr.Q, D: tr.D},
+	}
+}
+
+// Settings returns the sampler's settings.
+func (n *NNSGHMC) Settings() Settings { return n.s }
+
+// Trained returns the trained sampler it runs.
+func (n *NNSGHMC) Trained() *Trained { return n.tr }
+
+// Init implements samplers.Kernel.
+func (n *NNSGHMC) Init(theta0, p0 []float64) (*samplers.State, error) { return n.k.Init(theta0, p0) }
+
+// Step implements samplers.Kernel.
+func (n *NNSGHMC) Step(rng *rand.Rand, st *samplers.State) error {
+	eta := n.s.StepSize(st.Steps + 1)
+	if eta != n.k.Config().StepSize {
+		if err := n.k.SetStepSize(eta); err != nil {
+			return fmt.Errorf("nnsghmc: step %d: %w", st.Steps+1, err)
+		}
+	}
+	n.checkStepSize(eta)
+	if r := n.tr.Domain.Momentum; r != nil {
+		m := n.tr.Inputs.MomentumScale
+		for i, p := range st.P {
+			if far(*r, m*p) {
+				n.outside("momentum", "momentum input m·p", m*p, *r, st.Steps+1, i%n.target.Chains())
+				break
+			}
+		}
+	}
+	if err := n.k.Step(rng, st); err != nil {
+		return err
+	}
+	n.checkInputs(st)
+	if x := n.k.Excess(); x.B > 0 {
+		k := n.target.Chains()
+		n.once("noise", fmt.Sprintf("nnsghmc: the minibatch gradient noise B̂ = ½·η·Q_f²·V̂ reaches %.3g at step %d (coordinate %d of chain %d), above the diffusion D_f = %.3g there: "+
+			"the learned friction is too small for this gradient noise and the chains run hotter than the target; lower the step size, enlarge the minibatch, or raise c (Settings.C)",
+			x.B, st.Steps, x.Coord/k, x.Coord%k, x.D))
+	}
+	return nil
+}
+
+// checkStepSize warns once when eta is more than twice as far from the
+// step sizes of training.
+func (n *NNSGHMC) checkStepSize(eta float64) {
+	r := n.tr.Domain.StepSize
+	if r.Min > 0 && (eta < r.Min/2 || eta > 2*r.Max) {
+		n.once("step size", fmt.Sprintf("nnsghmc: step size η = %.4g is far from the step sizes it was trained at, %.4g to %.4g: "+
+			"the learned sampler extrapolates, and may sample a wrong posterior while it seems to mix; tune η (samplers.TuneStepSize) and compare with another sampler", eta, r.Min, r.Max))
+	}
+}
+
+// checkInputs warns once for each of the energy and gradient inputs of
+// the evaluation st.Eval that is far outside its training range.
+func (n *NNSGHMC) checkInputs(st *samplers.State) {
+	e, d := st.Eval, n.tr.Domain
+	k := n.target.Chains()
+	size := n.target.DataSize()
+	if r := d.Energy; r != nil {
+		for c, u := range e.U {
+			x := n.tr.Inputs.EnergyScale * (u + (n.coef-1)*e.Prior[c]) / size
+			if far(*r, x) {
+				n.outside("energy", "energy input u", x, *r, st.Steps, c)
+				break
+			}
+		}
+	}
+	if r := d.Gradient; r != nil {
+		sg := n.tr.Inputs.GradScale / size
+		for i, g := range e.Grad {
+			if far(*r, sg*g) {
+				n.outside("gradient", "gradient input s_g·∇Ũ/N", sg*g, *r, st.Steps, i%k)
+				break
+			}
+		}
+	}
+}
+
+// outside warns once that an input is far outside its training range.
+func (n *NNSGHMC) outside(key, what string, x float64, r Range, step, chain int) {
+	n.once(key, fmt.Sprintf("nnsghmc: the networks' %s reaches %.4g at step %d (chain %d), far outside the range it had in training, [%.4g, %.4g]: "+
+		"the learned sampler extrapolates there, and may sample a wrong posterior while it seems to mix; lower the step size, "+
+		"check the posterior against another sampler (diag.KSD), or meta-train on a target like this one", what, x, step, chain, r.Min, r.Max))
+}
+
+// far reports whether x lies beyond r by more than r's width (or, for a
+// range of one point, by more than its magnitude).
+func far(r Range, x float64) bool {
+	w := r.Max - r.Min
+	if w <= 0 {
+		w = math.Max(math.Abs(r.Max), 1e-12)
+	}
+	return x < r.Min-w || x > r.Max+w
+}
