@@ -26,9 +26,9 @@ run() { # title, command…
 	echo
 } >"$tmp"
 run "Sampler steps on the 20-D toy (steps/s; NNSGHMC/SGHMC is the ratio of ns/op)" \
-	go test ./samplers -run '^$' -bench Toy -benchtime 300x
+	go test ./samplers ./internal/nnkernel -run '^$' -bench Toy -benchtime 300x
 run "NNSGHMC's update alone on 2^20 coordinates, networks 2/3 → 10 → 1: graph-free exact, finite-difference and Γ-free steps, and the exact step by autodiff of the step graph" \
-	go test ./samplers -run '^$' -bench NNSGHMCUpdate -benchtime 5x
+	go test ./internal/nnkernel -run '^$' -bench NNSGHMCUpdate -benchtime 5x
 run "The per-coordinate networks 2 → 10 → 1 (f_Q) and 3 → 10 → 1 (f_D), ReLU, on 2^20 rows, each op kind: row-by-row kernel vs the general blocked one" \
 	go test ./coordnet -run '^$' -bench ShallowMLP -benchtime 10x
 run "One meta-training unroll on the toy (s/unroll, s/step, peak memory)" \
