@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/chewxy/hm"
+	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -134,7 +135,7 @@ func (op rangeOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 // rangeDo writes the op's result, of shape outShape, into out.
 func rangeDo[T float32 | float64](op rangeOp, ts []tensor.Tensor, outShape tensor.Shape, out []T) error {
 	if op.kind == rangePad {
-		clear(out)
+		spans.For(len(out), func(lo, hi int) { clear(out[lo:hi]) })
 	}
 	outer, inner := op.layout(outShape)
 	outAxis := outShape[op.axis]
@@ -154,17 +155,38 @@ func rangeDo[T float32 | float64](op rangeOp, ts []tensor.Tensor, outShape tenso
 				return fmt.Errorf("%v: range out of bounds for shape %v", op, t.Shape())
 			}
 			n := op.size * inner
-			copyBlocks(out, src, outer, n, n, inAxis*inner, 0, op.start*inner)
+			copyBlocksShared(out, src, outer, n, n, inAxis*inner, 0, op.start*inner)
 		case rangePad:
 			n := inAxis * inner
-			copyBlocks(out, src, outer, n, outAxis*inner, n, op.start*inner, 0)
+			copyBlocksShared(out, src, outer, n, outAxis*inner, n, op.start*inner, 0)
 		case rangeConcat:
 			n := inAxis * inner
-			copyBlocks(out, src, outer, n, outAxis*inner, n, offset*inner, 0)
+			copyBlocksShared(out, src, outer, n, outAxis*inner, n, offset*inner, 0)
 			offset += inAxis
 		}
 	}
 	return nil
+}
+
+// copyBlocksShared is copyBlocks with large copies shared out among the
+// cores: by blocks where there are many, within the blocks where there are
+// few (a slice of rows of θ is one block of all its elements).
+func copyBlocksShared[T float32 | float64](dst, src []T, outer, n, dstStride, srcStride, dstOff, srcOff int) {
+	switch {
+	case outer*n < 2*spans.ElementSpan:
+		copyBlocks(dst, src, outer, n, dstStride, srcStride, dstOff, srcOff)
+	case n >= spans.ElementSpan:
+		for o := 0; o < outer; o++ {
+			d, s := dst[o*dstStride+dstOff:][:n], src[o*srcStride+srcOff:][:n]
+			spans.For(n, func(lo, hi int) { copy(d[lo:hi], s[lo:hi]) })
+		}
+	default:
+		spans.Share(outer, spans.ElementSpan/n, func() (func(lo, hi int), func()) {
+			return func(lo, hi int) {
+				copyBlocks(dst, src, hi-lo, n, dstStride, srcStride, dstOff+lo*dstStride, srcOff+lo*srcStride)
+			}, nil
+		})
+	}
 }
 
 // copyBlocks copies outer blocks of n elements from src (block o at

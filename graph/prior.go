@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/chewxy/hm"
+	"github.com/metasgmcmc/metasgmcmc/internal/spans"
+	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -101,12 +103,23 @@ func (op priorOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, err
 
 func priorDo[T float32 | float64](op priorOp, theta []T, ts []tensor.Tensor, d, k int, prealloc G.Value, vals []G.Value) (G.Value, error) {
 	if !op.grad {
-		// accumulate in float64 whatever the dtype
+		// accumulate in float64 whatever the dtype, in blocks of rows
+		// shared out among the cores and added in the blocks' order
+		rows := max(1, spans.ElementSpan/k)
+		part := make([]float64, (d+rows-1)/rows*k)
+		spans.Share(d, rows, func() (func(lo, hi int), func()) {
+			return func(lo, hi int) {
+				p := part[lo/rows*k:][:k]
+				for i := lo; i < hi; i++ {
+					for c, v := range theta[i*k : (i+1)*k] {
+						p[c] += float64(v) * float64(v)
+					}
+				}
+			}, nil
+		})
 		sum := make([]float64, k)
-		for i := 0; i < d; i++ {
-			for c, v := range theta[i*k : (i+1)*k] {
-				sum[c] += float64(v) * float64(v)
-			}
+		for b := 0; b < len(part); b += k {
+			floats.Add(sum, part[b:b+k])
 		}
 		out, u := Output[T](prealloc, tensor.Shape{k}, vals...)
 		norm := float64(d) * 0.5 * math.Log(2*math.Pi*op.sigma2)
@@ -124,12 +137,16 @@ func priorDo[T float32 | float64](op priorOp, theta []T, ts []tensor.Tensor, d, 
 		scale[c] = T(float64(v) / op.sigma2)
 	}
 	out, data := Output[T](prealloc, tensor.Shape{d, k}, vals...)
-	for i := 0; i < d; i++ {
-		row, o := theta[i*k:(i+1)*k], data[i*k:(i+1)*k]
-		for c, v := range row {
-			o[c] = v * scale[c]
-		}
-	}
+	spans.Share(d, max(1, spans.ElementSpan/k), func() (func(lo, hi int), func()) {
+		return func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				row, o := theta[i*k:(i+1)*k], data[i*k:(i+1)*k]
+				for c, v := range row {
+					o[c] = v * scale[c]
+				}
+			}
+		}, nil
+	})
 	return out, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"unsafe"
 
+	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -108,14 +109,16 @@ func SetValue(n *G.Node, src []float64) error {
 			if len(d) != len(src) {
 				return fmt.Errorf("graph.SetValue %s: %d values for %d elements", n.Name(), len(src), len(d))
 			}
-			copy(d, src)
+			spans.For(len(d), func(lo, hi int) { copy(d[lo:hi], src[lo:hi]) })
 		case []float32:
 			if len(d) != len(src) {
 				return fmt.Errorf("graph.SetValue %s: %d values for %d elements", n.Name(), len(src), len(d))
 			}
-			for i, s := range src {
-				d[i] = float32(s)
-			}
+			spans.For(len(d), func(lo, hi int) {
+				for i, s := range src[lo:hi] {
+					d[lo+i] = float32(s)
+				}
+			})
 		default:
 			return fmt.Errorf("graph.SetValue %s: unsupported data %T", n.Name(), d)
 		}
@@ -143,12 +146,14 @@ func Value(n *G.Node, dst []float64) ([]float64, error) {
 		switch d := v.Data().(type) {
 		case []float64:
 			dst = grow(dst, len(d))
-			copy(dst, d)
+			spans.For(len(d), func(lo, hi int) { copy(dst[lo:hi], d[lo:hi]) })
 		case []float32:
 			dst = grow(dst, len(d))
-			for i, s := range d {
-				dst[i] = float64(s)
-			}
+			spans.For(len(d), func(lo, hi int) {
+				for i, s := range d[lo:hi] {
+					dst[lo+i] = float64(s)
+				}
+			})
 		case float64:
 			dst = grow(dst, 1)
 			dst[0] = d
@@ -168,6 +173,36 @@ func Value(n *G.Node, dst []float64) ([]float64, error) {
 		return nil, fmt.Errorf("graph.Value %v: the node has no value (was it compiled and run?)", n)
 	default:
 		return nil, fmt.Errorf("graph.Value %v: unsupported value %T", n, v)
+	}
+	return dst, nil
+}
+
+// ValueAndAdd is Value, and also adds n's value into sum (of the same
+// length), in the same pass.
+func ValueAndAdd(n *G.Node, dst, sum []float64) ([]float64, error) {
+	t, ok := n.Value().(tensor.Tensor)
+	if !ok || t.Shape().TotalSize() != len(sum) {
+		return nil, fmt.Errorf("graph.ValueAndAdd %v: value %v for %d sums", n, n.Value(), len(sum))
+	}
+	switch d := t.Data().(type) {
+	case []float64:
+		dst = grow(dst, len(d))
+		spans.For(len(d), func(lo, hi int) {
+			for i, s := range d[lo:hi] {
+				dst[lo+i] = s
+				sum[lo+i] += s
+			}
+		})
+	case []float32:
+		dst = grow(dst, len(d))
+		spans.For(len(d), func(lo, hi int) {
+			for i, s := range d[lo:hi] {
+				dst[lo+i] = float64(s)
+				sum[lo+i] += float64(s)
+			}
+		})
+	default:
+		return nil, fmt.Errorf("graph.ValueAndAdd %v: unsupported data %T", n, d)
 	}
 	return dst, nil
 }

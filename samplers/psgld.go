@@ -90,16 +90,18 @@ func (s *PSGLD) Step(rng *rand.Rand, st *State) error {
 		m.v = make([]float64, len(st.Theta))
 	}
 	v := m.v
-	for i, g := range e.Grad {
-		gl := (g - e.PriorGrad[i]) / n
-		if first {
-			v[i] = gl * gl
-		} else {
-			v[i] = s.s.Decay*v[i] + (1-s.s.Decay)*gl*gl
+	xi := s.normals(rng, len(e.Grad))
+	return s.update(st, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			g := e.Grad[i]
+			gl := (g - e.PriorGrad[i]) / n
+			if first {
+				v[i] = gl * gl
+			} else {
+				v[i] = s.s.Decay*v[i] + (1-s.s.Decay)*gl*gl
+			}
+			pre := 1 / (s.s.Lambda + math.Sqrt(v[i]))
+			st.Theta[i] += -eta*pre*g + math.Sqrt(2*eta*pre)*xi[i]
 		}
-		pre := 1 / (s.s.Lambda + math.Sqrt(v[i]))
-		st.Theta[i] += -eta*pre*g + math.Sqrt(2*eta*pre)*rng.NormFloat64()
-	}
-	st.Steps++
-	return s.check(st)
+	})
 }

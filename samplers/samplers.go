@@ -55,6 +55,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 )
 
 // State is the state of K chains.
@@ -105,6 +107,42 @@ type Kernel interface {
 type base struct {
 	target Target
 	d, k   int
+	xi     *[]float64 // a step's normal draws, shared by copies of the kernel value
+}
+
+// normals draws n standard normals from rng into the kernel's scratch
+// (spans.Normals: the same draws on any number of cores): a step draws its
+// noise first and updates the coordinates in parallel after.
+func (b base) normals(rng *rand.Rand, n int) []float64 {
+	x := resize(*b.xi, n)
+	*b.xi = x
+	spans.Normals(rng, x)
+	return x
+}
+
+// update runs f, which updates the coordinates [lo, hi) of st.Theta and
+// st.P, over spans shared out among the cores, counts the step and returns
+// what CheckState returns after it, from a scan of each span just after its
+// update, while it is in cache.
+func (b base) update(st *State, f func(lo, hi int)) error {
+	n := len(st.Theta)
+	bad := make([][2]int, (n+spans.ElementSpan-1)/spans.ElementSpan)
+	spans.For(n, func(lo, hi int) {
+		f(lo, hi)
+		bad[lo/spans.ElementSpan] = [2]int{firstUnbounded(st.Theta[lo:hi]), -1}
+		if st.P != nil {
+			bad[lo/spans.ElementSpan][1] = firstUnbounded(st.P[lo:hi])
+		}
+	})
+	st.Steps++
+	for what, name := range [2]string{"position", "momentum"} {
+		for sp, i := range bad {
+			if i[what] >= 0 {
+				return &DivergenceError{Step: st.Steps, Chain: (sp*spans.ElementSpan + i[what]) % b.k, What: name}
+			}
+		}
+	}
+	return nil
 }
 
 func newBase(t Target) (base, error) {
@@ -115,7 +153,7 @@ func newBase(t Target) (base, error) {
 	if d < 1 || k < 1 {
 		return base{}, fmt.Errorf("samplers: target of dimension %d with %d chains", d, k)
 	}
-	return base{target: t, d: d, k: k}, nil
+	return base{target: t, d: d, k: k, xi: new([]float64)}, nil
 }
 
 // init validates and copies the initial state and gives it aux as the
@@ -172,12 +210,34 @@ func EvaluateState(t Target, rng *rand.Rand, s *State) error {
 			return &DivergenceError{Step: s.Steps, Chain: c, What: "energy"}
 		}
 	}
-	for i, g := range s.Eval.Grad {
-		if !finite(g) {
-			return &DivergenceError{Step: s.Steps, Chain: i % k, What: "energy gradient"}
-		}
+	if i := firstNotFinite(s.Eval.Grad); i >= 0 {
+		return &DivergenceError{Step: s.Steps, Chain: i % k, What: "energy gradient"}
 	}
 	return nil
+}
+
+// firstNotFinite returns the first index of x whose entry is not finite,
+// or -1, looking in parallel.
+func firstNotFinite(x []float64) int {
+	return spans.First(len(x), func(lo, hi int) int {
+		for i, v := range x[lo:hi] {
+			if !finite(v) {
+				return lo + i
+			}
+		}
+		return -1
+	})
+}
+
+// firstUnbounded returns the first index of x whose entry is not finite
+// or is beyond ±Runaway, or -1.
+func firstUnbounded(x []float64) int {
+	for i, v := range x {
+		if !(math.Abs(v) <= Runaway) {
+			return i
+		}
+	}
+	return -1
 }
 
 // check returns a DivergenceError if a position or momentum is not finite
@@ -189,14 +249,17 @@ func (b base) check(s *State) error { return CheckState(s, b.k) }
 // s.Steps and the chain of coordinate i as i mod k: what every kernel does
 // at the end of a step (Run does it for kernels of other packages too).
 func CheckState(s *State, k int) error {
-	for i, x := range s.Theta {
-		if !(math.Abs(x) <= Runaway) {
-			return &DivergenceError{Step: s.Steps, Chain: i % k, What: "position"}
-		}
-	}
-	for i, x := range s.P {
-		if !(math.Abs(x) <= Runaway) {
-			return &DivergenceError{Step: s.Steps, Chain: i % k, What: "momentum"}
+	for _, x := range []struct {
+		v    []float64
+		name string
+	}{{s.Theta, "position"}, {s.P, "momentum"}} {
+		if i := spans.First(len(x.v), func(lo, hi int) int {
+			if i := firstUnbounded(x.v[lo:hi]); i >= 0 {
+				return lo + i
+			}
+			return -1
+		}); i >= 0 {
+			return &DivergenceError{Step: s.Steps, Chain: i % k, What: x.name}
 		}
 	}
 	return nil

@@ -87,24 +87,28 @@ func (s *SGHMC) Step(rng *rand.Rand, st *State) error {
 	c := s.s.Friction
 	if v := st.Eval.NoiseVar; v != nil {
 		s.noisyStep(rng, st, eta, c, v)
-	} else {
-		if s.s.NoiseCorrection {
-			s.once("no estimate", "samplers: SGHMC: NoiseCorrection is set but the target estimates no gradient noise (TargetSettings.NoiseEstimate): the noise is not corrected")
-		}
-		sd := math.Sqrt(2 * eta * c)
-		for i, g := range st.Eval.Grad {
-			p := st.P[i] - eta*g - eta*c*st.P[i] + sd*rng.NormFloat64()
+		st.Steps++
+		return s.check(st)
+	}
+	if s.s.NoiseCorrection {
+		s.once("no estimate", "samplers: SGHMC: NoiseCorrection is set but the target estimates no gradient noise (TargetSettings.NoiseEstimate): the noise is not corrected")
+	}
+	sd := math.Sqrt(2 * eta * c)
+	grad := st.Eval.Grad
+	xi := s.normals(rng, len(grad))
+	return s.update(st, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			p := st.P[i] - eta*grad[i] - eta*c*st.P[i] + sd*xi[i]
 			st.P[i] = p
 			st.Theta[i] += eta * p
 		}
-	}
-	st.Steps++
-	return s.check(st)
+	})
 }
 
 // noisyStep is Step on a target that estimates the gradient noise v.
 func (s *SGHMC) noisyStep(rng *rand.Rand, st *State, eta, c float64, v []float64) {
 	worst, at := 0.0, -1
+	xi := s.normals(rng, len(st.Eval.Grad))
 	for i, g := range st.Eval.Grad {
 		b := 0.5 * eta * v[i]
 		diff := c
@@ -115,7 +119,7 @@ func (s *SGHMC) noisyStep(rng *rand.Rand, st *State, eta, c float64, v []float64
 			worst, at = b, i
 		}
 		sd := math.Sqrt(2 * eta * max(diff, 0))
-		p := st.P[i] - eta*g - eta*c*st.P[i] + sd*rng.NormFloat64()
+		p := st.P[i] - eta*g - eta*c*st.P[i] + sd*xi[i]
 		st.P[i] = p
 		st.Theta[i] += eta * p
 	}

@@ -55,9 +55,11 @@ func (s *SGLD) Step(rng *rand.Rand, st *State) error {
 		return err
 	}
 	sd := math.Sqrt(2 * eta)
-	for i, g := range st.Eval.Grad {
-		st.Theta[i] += -eta*g + sd*rng.NormFloat64()
-	}
-	st.Steps++
-	return s.check(st)
+	grad := st.Eval.Grad
+	xi := s.normals(rng, len(grad))
+	return s.update(st, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			st.Theta[i] += -eta*grad[i] + sd*xi[i]
+		}
+	})
 }

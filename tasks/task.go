@@ -192,11 +192,10 @@ func (ev *Evaluator) run(theta []float64, e *samplers.Eval) error {
 	if e.Prior, err = graph.Value(ev.prior, e.Prior); err != nil {
 		return err
 	}
-	if e.PriorGrad, err = graph.Value(ev.pgr, e.PriorGrad); err != nil {
+	if e.PriorGrad, err = graph.ValueAndAdd(ev.pgr, e.PriorGrad, e.Grad); err != nil {
 		return err
 	}
 	floats.Add(e.U, e.Prior)
-	floats.Add(e.Grad, e.PriorGrad)
 	return nil
 }
 

@@ -42,3 +42,18 @@ func TestOneThreadUnlessTheEnvironmentSays(t *testing.T) {
 		t.Errorf("OpenBLAS runs on %d threads, want 1", n)
 	}
 }
+
+// Where the CPU runs better kernels than OpenBLAS's generic ones and the
+// environment does not choose, the products do not run on the generic ones.
+func TestNotTheGenericKernels(t *testing.T) {
+	if os.Getenv("OPENBLAS_CORETYPE") != "" {
+		t.Skip("the environment sets OpenBLAS's kernels")
+	}
+	if bestCore() == "" {
+		t.Skip("the CPU has no AVX")
+	}
+	if c := core(); c == "Prescott" {
+		t.Errorf("OpenBLAS runs its %s kernels on a CPU that runs %s", c, bestCore())
+	}
+	t.Log(Describe())
+}

@@ -369,9 +369,7 @@ func (s *Kernel) Step(rng *rand.Rand, st *samplers.State) error {
 	}
 	n := s.d * s.k
 	m.noise = grow(m.noise, n)
-	for i := range m.noise {
-		m.noise[i] = rng.NormFloat64()
-	}
+	spans.Normals(rng, m.noise)
 	switch {
 	case st.Eval.NoiseVar != nil: // the gradient noise is handled per coordinate in the plain step
 		s.cfg.Features(st.Eval, s.d, s.k, s.target.DataSize(), &s.feat)

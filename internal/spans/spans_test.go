@@ -1,6 +1,9 @@
 package spans
 
 import (
+	"math"
+	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"testing"
 )
@@ -30,6 +33,61 @@ func TestShareCoversEachIndexOnce(t *testing.T) {
 		}
 		if started.Load() != done.Load() {
 			t.Errorf("n = %d, span %d: %d workers started, %d done", c.n, c.span, started.Load(), done.Load())
+		}
+	}
+}
+
+// Normals gives the same draws on one core and on several, from rng alone
+// up to ElementSpan draws, and standard normal ones.
+func TestNormalsIndependentOfTheCores(t *testing.T) {
+	for _, n := range []int{10, ElementSpan, 5*ElementSpan + 17} {
+		var got [2][]float64
+		for i, procs := range []int{1, 4} {
+			old := runtime.GOMAXPROCS(procs)
+			got[i] = make([]float64, n)
+			Normals(rand.New(rand.NewPCG(3, 4)), got[i])
+			runtime.GOMAXPROCS(old)
+		}
+		for i := range got[0] {
+			if got[0][i] != got[1][i] {
+				t.Fatalf("n = %d: draw %d is %v on one core and %v on four", n, i, got[0][i], got[1][i])
+			}
+		}
+		if n <= ElementSpan {
+			rng := rand.New(rand.NewPCG(3, 4))
+			for i, x := range got[0] {
+				if want := rng.NormFloat64(); x != want {
+					t.Fatalf("n = %d: draw %d is %v, want %v from the generator itself", n, i, x, want)
+				}
+			}
+		}
+		var m, v float64
+		for _, x := range got[0] {
+			m += x
+			v += x * x
+		}
+		m /= float64(n)
+		v = v/float64(n) - m*m
+		if se := 1 / math.Sqrt(float64(n)); math.Abs(m) > 5*se || math.Abs(v-1) > 5*math.Sqrt2*se {
+			t.Errorf("n = %d: mean %.4f, variance %.4f of standard normals", n, m, v)
+		}
+	}
+}
+
+// First finds the smallest index reported, wherever the spans end.
+func TestFirst(t *testing.T) {
+	n := 3*ElementSpan + 5
+	for _, want := range []int{-1, 0, ElementSpan - 1, ElementSpan, n - 1} {
+		got := First(n, func(lo, hi int) int {
+			for i := lo; i < hi; i++ {
+				if i >= want && want >= 0 && (i == want || i%ElementSpan == 3) {
+					return i
+				}
+			}
+			return -1
+		})
+		if got != want {
+			t.Errorf("First = %d, want %d", got, want)
 		}
 	}
 }

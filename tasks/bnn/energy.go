@@ -76,23 +76,14 @@ func (e *Energy) Build(g *G.ExprGraph, theta *G.Node) (*tasks.Model, error) {
 	dt := theta.Dtype()
 	k, m, c := s[1], e.batch, net.Classes()
 	x := graph.Input(g, dt, freeName(g, "bnn.X"), m, net.Inputs())
-	y := graph.Input(g, dt, freeName(g, "bnn.Y"), 1, m, c)
-	ls, err := net.logProbs(g, theta, x, k)
-	if err != nil {
-		return nil, err
-	}
-	// Σ_m log softmax[y_m] per chain: mask the (K, M, C) log-probabilities
-	// by the one-hot labels, broadcast over the chains.
-	picked, err := G.BroadcastHadamardProd(ls, y, nil, []byte{0})
-	if err != nil {
-		return nil, err
-	}
-	ll, err := G.Sum(picked, 1, 2)
+	y := graph.Input(g, dt, freeName(g, "bnn.Y"), m, c)
+	logits, err := net.logits(g, theta, x, k)
 	if err != nil {
 		return nil, err
 	}
 	n := float64(e.data.Len())
-	lik, err := G.Mul(ll, graph.Scalar(g, dt, -n/float64(m)))
+	// −(N/M)·Σ_m log softmax[y_m] per chain, the labels one-hot
+	lik, err := logLikelihood(logits, y, -n/float64(m))
 	if err != nil {
 		return nil, err
 	}
@@ -200,22 +191,16 @@ func (m MLP) logits(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
 	for l := 1; l < m.Layers(); l++ {
 		in, out := m.Sizes[l], m.Sizes[l+1]
 		ow, ob := m.Offsets(l)
-		// W_l of all chains: rows (in·out, K) → (in, out, K) → (K, in, out).
+		// W_l of all chains: rows (in·out, K)
 		w, err := block(ow, ob)
 		if err != nil {
-			return nil, err
-		}
-		if w, err = graph.Reshape(w, in, out, k); err != nil {
-			return nil, err
-		}
-		if w, err = G.Transpose(w, 2, 0, 1); err != nil {
 			return nil, err
 		}
 		b, err := block(ob, ob+out)
 		if err != nil {
 			return nil, err
 		}
-		if z, err = G.BatchedMatMul(z, w); err != nil {
+		if z, err = applyChainMatMul(z, w, k, in, out); err != nil {
 			return nil, err
 		}
 		if z, err = applyBiasAct(z, b, false, act(l), k); err != nil {

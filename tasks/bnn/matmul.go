@@ -11,6 +11,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 )
 
 // dataMatMulOp is the first layer's product X·W of the minibatch X (M, in),
@@ -89,11 +90,35 @@ func (op dataMatMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value
 	}
 	return typed(op, prealloc, vals, x, y, []int{r, c},
 		func(out, a, b []float64) {
-			blas64.Implementation().Dgemm(tA, blas.NoTrans, r, c, inner, 1, a, lda, b, c, 0, out, c)
+			byColumns(c, func(lo, hi int) {
+				blas64.Implementation().Dgemm(tA, blas.NoTrans, r, hi-lo, inner, 1, a, lda, b[lo:], c, 0, out[lo:], c)
+			})
 		},
 		func(out, a, b []float32) {
-			blas32.Implementation().Sgemm(tA, blas.NoTrans, r, c, inner, 1, a, lda, b, c, 0, out, c)
+			byColumns(c, func(lo, hi int) {
+				blas32.Implementation().Sgemm(tA, blas.NoTrans, r, hi-lo, inner, 1, a, lda, b[lo:], c, 0, out[lo:], c)
+			})
 		})
+}
+
+// gemmSpans is the number of GEMM calls dataMatMulOp splits its product
+// into, column blocks of multiples of gemmUnit columns (the BLAS kernels'
+// column blocks) as even as they go.
+const gemmSpans, gemmUnit = 8, 16
+
+// byColumns runs f over gemmSpans even spans of the columns [0, c) shared
+// out among the cores: the spans do not depend on the number of cores, so
+// neither does the result (TestDataMatMulSplit). Few spans, as each GEMM call packs the whole left
+// operand again; even ones, so that two cores finish together. The BLAS
+// then runs single-threaded in each call (graph/openblas).
+func byColumns(c int, f func(lo, hi int)) {
+	units := (c + gemmUnit - 1) / gemmUnit
+	n := min(gemmSpans, units)
+	spans.Share(n, 1, func() (func(lo, hi int), func()) {
+		return func(i, _ int) {
+			f(min(c, i*units/n*gemmUnit), min(c, (i+1)*units/n*gemmUnit))
+		}, nil
+	})
 }
 
 func (op dataMatMulOp) DiffWRT(int) []bool { return []bool{false, !op.grad} }
@@ -112,3 +137,183 @@ func (op dataMatMulOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, e
 
 // dataMatMul returns X·W for the data x and weights w; see dataMatMulOp.
 func dataMatMul(x, w *G.Node) (*G.Node, error) { return G.ApplyOp(newDataMatMulOp(false), x, w) }
+
+// chainMatMulOp is a later layer's product for K chains at once: from the
+// layer's inputs Z (K, M, in) and its weights as they lie in θ, the rows
+// (in·out, K) with W_c[i][j] at (i·out + j)·K + c, it returns Z_c·W_c for
+// every chain, (K, M, out), one GEMM a chain with the chains shared out
+// among the cores. Built from Gorgonia's primitives this is a transpose of
+// the weights to (K, in, out) and a batched product on one core, and the
+// derivatives transpose again. Its derivatives are chainMatMulOp too:
+//
+//	wrt Z: G_c·W_cᵀ, from G (K, M, out) and the weights
+//	wrt W: Z_cᵀ·G_c, from Z and G, laid out like the weights
+//
+// which are not differentiated again (nothing differentiates the energy's
+// gradient).
+type chainMatMulOp struct {
+	graph.OpBase
+	k   int
+	wrt byte // 0: the product; 'z' or 'w': its derivative
+	in  int  // the layer's inputs and outputs,
+	out int  // which the shapes alone do not give for the derivatives
+}
+
+func newChainMatMulOp(k, in, out int, wrt byte) chainMatMulOp {
+	name := fmt.Sprintf("ChainMatMul(K=%d,in=%d,out=%d)", k, in, out)
+	if wrt != 0 {
+		name = fmt.Sprintf("ChainMatMulGrad_%c(K=%d,in=%d,out=%d)", wrt, k, in, out)
+	}
+	return chainMatMulOp{OpBase: graph.NewOpBase(opNamespace, name, 2), k: k, wrt: wrt, in: in, out: out}
+}
+
+func (op chainMatMulOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	t3, t2 := G.TensorType{Dims: 3, Of: a}, G.TensorType{Dims: 2, Of: a}
+	switch op.wrt {
+	case 'z':
+		return hm.NewFnType(t3, t2, t3)
+	case 'w':
+		return hm.NewFnType(t3, t3, t2)
+	}
+	return hm.NewFnType(t3, t2, t3)
+}
+
+// shapes checks the inputs' shapes and returns M and the output's shape.
+func (op chainMatMulOp) shapes(a, b tensor.Shape) (m int, out tensor.Shape, err error) {
+	k, in, o := op.k, op.in, op.out
+	bad := func() (int, tensor.Shape, error) {
+		return 0, nil, fmt.Errorf("%v: shapes %v and %v", op, a, b)
+	}
+	if len(a) != 3 || a[0] != k {
+		return bad()
+	}
+	m = a[1]
+	switch op.wrt {
+	case 'z': // G (K, M, out), W (in·out, K)
+		if !a.Eq(tensor.Shape{k, m, o}) || !b.Eq(tensor.Shape{in * o, k}) {
+			return bad()
+		}
+		return m, tensor.Shape{k, m, in}, nil
+	case 'w': // Z (K, M, in), G (K, M, out)
+		if !a.Eq(tensor.Shape{k, m, in}) || !b.Eq(tensor.Shape{k, m, o}) {
+			return bad()
+		}
+		return m, tensor.Shape{in * o, k}, nil
+	}
+	if !a.Eq(tensor.Shape{k, m, in}) || !b.Eq(tensor.Shape{in * o, k}) {
+		return bad()
+	}
+	return m, tensor.Shape{k, m, o}, nil
+}
+
+func (op chainMatMulOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	a, b, err := twoShapes(op, in)
+	if err != nil {
+		return nil, err
+	}
+	_, out, err := op.shapes(a, b)
+	return out, err
+}
+
+func (op chainMatMulOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+// UsePreallocDo computes the op into prealloc where graph.Output allows.
+func (op chainMatMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	a, b, err := twoValues(op, vals)
+	if err != nil {
+		return nil, err
+	}
+	m, shape, err := op.shapes(a.Shape(), b.Shape())
+	if err != nil {
+		return nil, err
+	}
+	return typed(op, prealloc, vals, a, b, shape,
+		func(out, a, b []float64) { chainMatMul(op, out, a, b, m, gemm64) },
+		func(out, a, b []float32) { chainMatMul(op, out, a, b, m, gemm32) })
+}
+
+// gemm64 and gemm32 are C = A·B or its variants with transposes, row-major
+// and dense.
+func gemm64(tA, tB blas.Transpose, r, c, inner int, a []float64, lda int, b []float64, ldb int, out []float64) {
+	blas64.Implementation().Dgemm(tA, tB, r, c, inner, 1, a, lda, b, ldb, 0, out, c)
+}
+
+func gemm32(tA, tB blas.Transpose, r, c, inner int, a []float32, lda int, b []float32, ldb int, out []float32) {
+	blas32.Implementation().Sgemm(tA, tB, r, c, inner, 1, a, lda, b, ldb, 0, out, c)
+}
+
+// chainMatMul computes op into out, a GEMM a chain. The weights of chain c
+// are gathered from their interleaved rows into a worker's own (in, out)
+// block first; the weights' derivative is formed chain by chain in a
+// (K, in, out) block and laid out like the weights after, so that no two
+// workers write into the same cache lines.
+func chainMatMul[T float32 | float64](op chainMatMulOp, out, a, b []T, m int,
+	gemm func(tA, tB blas.Transpose, r, c, inner int, a []T, lda int, b []T, ldb int, out []T)) {
+	k, in, o := op.k, op.in, op.out
+	var dw []T
+	if op.wrt == 'w' {
+		dw = make([]T, k*in*o)
+	}
+	spans.Share(k, 1, func() (func(lo, hi int), func()) {
+		w := make([]T, in*o)
+		return func(lo, hi int) {
+			for c := lo; c < hi; c++ {
+				if op.wrt != 'w' {
+					for i := range w {
+						w[i] = b[i*k+c]
+					}
+				}
+				switch op.wrt {
+				case 'z': // G_c (M, out) · W_cᵀ
+					gemm(blas.NoTrans, blas.Trans, m, in, o, a[c*m*o:], o, w, o, out[c*m*in:(c+1)*m*in])
+				case 'w': // Z_cᵀ (in, M) · G_c (M, out)
+					gemm(blas.Trans, blas.NoTrans, in, o, m, a[c*m*in:], in, b[c*m*o:], o, dw[c*in*o:(c+1)*in*o])
+				default: // Z_c (M, in) · W_c (in, out)
+					gemm(blas.NoTrans, blas.NoTrans, m, o, in, a[c*m*in:], in, w, o, out[c*m*o:(c+1)*m*o])
+				}
+			}
+		}, nil
+	})
+	if dw != nil {
+		spans.Share(in*o, max(1, spans.ElementSpan/k), func() (func(lo, hi int), func()) {
+			return func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					for c := 0; c < k; c++ {
+						out[i*k+c] = dw[(c*in*o)+i]
+					}
+				}
+			}, nil
+		})
+	}
+}
+
+func (op chainMatMulOp) DiffWRT(int) []bool {
+	if op.wrt != 0 {
+		return []bool{false, false}
+	}
+	return []bool{true, true}
+}
+
+// SymDiff returns the derivatives with respect to the inputs and the
+// weights.
+func (op chainMatMulOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
+	if op.wrt != 0 {
+		return nil, fmt.Errorf("%v: the energy's gradient is not differentiated again", op)
+	}
+	dz, err := G.ApplyOp(newChainMatMulOp(op.k, op.in, op.out, 'z'), grad, inputs[1])
+	if err != nil {
+		return nil, err
+	}
+	dw, err := G.ApplyOp(newChainMatMulOp(op.k, op.in, op.out, 'w'), inputs[0], grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{dz, dw}, nil
+}
+
+// applyChainMatMul returns Z_c·W_c for the K chains of z (K, M, in) and of the
+// weights w (in·out, K) as they lie in θ; see chainMatMulOp.
+func applyChainMatMul(z, w *G.Node, k, in, out int) (*G.Node, error) {
+	return G.ApplyOp(newChainMatMulOp(k, in, out, 0), z, w)
+}

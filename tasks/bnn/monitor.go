@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
@@ -118,7 +119,7 @@ func (m *Monitor) Observe(step int, theta []float64) error {
 	if len(theta) != len(m.theta) {
 		return fmt.Errorf("bnn monitor: %d positions for %d parameters × %d chains", len(theta), m.net.Dim(), m.k)
 	}
-	copy(m.theta, theta)
+	spans.For(len(theta), func(lo, hi int) { copy(m.theta[lo:hi], theta[lo:hi]) })
 	m.step = step
 	m.last = nil
 	if m.cfg.AverageEvery > 0 && step > m.cfg.BurnIn && step%m.cfg.AverageEvery == 0 {

@@ -13,7 +13,12 @@ import (
 // nodes whose ops hash alike.
 func TestOpHashesDistinguishParameters(t *testing.T) {
 	err := graphtest.CheckOpHashes(func() []G.Op {
-		ops := []G.Op{newDataMatMulOp(false), newDataMatMulOp(true)}
+		ops := []G.Op{newDataMatMulOp(false), newDataMatMulOp(true),
+			newLogLikOp(-120), newLogLikOp(-121), newLogLikGradOp(-120), newLogLikGradOp(-121)}
+		for _, wrt := range []byte{0, 'z', 'w'} {
+			ops = append(ops, newChainMatMulOp(20, 40, 10, wrt), newChainMatMulOp(21, 40, 10, wrt),
+				newChainMatMulOp(20, 41, 10, wrt), newChainMatMulOp(20, 40, 11, wrt))
+		}
 		for _, f := range []biasActOp{
 			newBiasActOp(true, actReLU, 20), newBiasActOp(false, actReLU, 20),
 			newBiasActOp(true, actSigmoid, 20), newBiasActOp(true, actIdentity, 20),

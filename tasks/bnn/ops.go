@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 )
 
 // biasActOp adds a layer's biases to the pre-activations of all K chains
@@ -122,9 +123,31 @@ func (op biasActOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, e
 // loop: the first layer's z keeps all chains of a row side by side, so each
 // of its rows is read while it is in cache.
 func biasAct[T float32 | float64](op biasActOp, y, z, b []T, m, out int) {
+	byRows(m, func(lo, hi int) { biasActBlock(op, y, z, b, m, out, lo, hi, 0, op.k) })
+}
+
+// rowSpan is the number of rows one worker of the ops takes at a time.
+const rowSpan = 16
+
+// byRows runs f over the rows [0, m) in fixed spans of rowSpan shared out
+// among the cores, for work that is independent row by row.
+func byRows(m int, f func(lo, hi int)) {
+	spans.Share(m, rowSpan, func() (func(lo, hi int), func()) { return f, nil })
+}
+
+// byChain runs f over the chains [0, k) in spans of one chain shared out
+// among the cores, for sums over the rows that are each one chain's: each
+// is formed in the same order whatever the number of cores.
+func byChain(k int, f func(lo, hi int)) {
+	spans.Share(k, 1, func() (func(lo, hi int), func()) { return f, nil })
+}
+
+// biasActBlock is biasAct for the rows [rlo, rhi) and chains [clo, chi),
+// rows outer.
+func biasActBlock[T float32 | float64](op biasActOp, y, z, b []T, m, out, rlo, rhi, clo, chi int) {
 	k := op.k
-	for r := 0; r < m; r++ {
-		for c := 0; c < k; c++ {
+	for r := rlo; r < rhi; r++ {
+		for c := clo; c < chi; c++ {
 			yr := y[(c*m+r)*out : (c*m+r+1)*out]
 			off, stride := op.zRow(c, r, m, out)
 			switch op.act {
@@ -230,34 +253,60 @@ func (op biasActGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Valu
 // biasActGrad writes the gradient into d: g⊙act'(y) laid out like z, rows
 // outer as in biasAct, or its sum over the rows, each sum in row order.
 func biasActGrad[T float32 | float64](op biasActGradOp, d, y, g []T, m, out int) {
-	k := op.k
 	if op.wrtBias {
-		clear(d)
+		byChain(op.k, func(lo, hi int) {
+			sum := make([]T, out)
+			for c := lo; c < hi; c++ {
+				biasGradSum(op, sum, y[c*m*out:(c+1)*m*out], g[c*m*out:(c+1)*m*out])
+				for j, v := range sum {
+					d[j*op.k+c] = v
+				}
+			}
+		})
+		return
 	}
-	for r := 0; r < m; r++ {
-		for c := 0; c < k; c++ {
+	byRows(m, func(lo, hi int) { biasActGradRows(op, d, y, g, m, out, lo, hi) })
+}
+
+// biasActGradRows writes g⊙act'(y) for the rows [rlo, rhi) of all chains
+// into d, laid out like z.
+func biasActGradRows[T float32 | float64](op biasActGradOp, d, y, g []T, m, out, rlo, rhi int) {
+	for r := rlo; r < rhi; r++ {
+		for c := 0; c < op.k; c++ {
 			at := (c*m + r) * out
 			yr, gr := y[at:at+out], g[at:at+out]
 			off, stride := op.zRow(c, r, m, out)
-			if op.wrtBias {
-				off, stride = c, k
-			}
 			for j, a := range yr {
-				v := gr[j]
-				switch op.act {
-				case actReLU:
-					v = keepIfPositive(v, a)
-				case actSigmoid:
-					v *= a * (1 - a)
-				}
-				if op.wrtBias {
-					d[off+j*stride] += v
-				} else {
-					d[off+j*stride] = v
-				}
+				d[off+j*stride] = actGrad(op.act, gr[j], a)
 			}
 		}
 	}
+}
+
+// biasGradSum sets sum to the sum over the rows of one chain's g⊙act'(y),
+// (M, out) each, in row order. It sums into a buffer of the worker's own:
+// the chains' sums are interleaved in d, and workers adding into
+// neighbouring elements of d would share cache lines.
+func biasGradSum[T float32 | float64](op biasActGradOp, sum, y, g []T) {
+	clear(sum)
+	out := len(sum)
+	for at := 0; at < len(y); at += out {
+		yr, gr := y[at:at+out], g[at:at+out]
+		for j, a := range yr {
+			sum[j] += actGrad(op.act, gr[j], a)
+		}
+	}
+}
+
+// actGrad returns v·act'(·) at the activation's output a.
+func actGrad[T float32 | float64](act layerAct, v, a T) T {
+	switch act {
+	case actReLU:
+		return keepIfPositive(v, a)
+	case actSigmoid:
+		return v * (a * (1 - a))
+	}
+	return v
 }
 
 // keepIfPositive returns v where a > 0 and 0 where a = +0, the values of

@@ -1,0 +1,7 @@
+//go:build !openblas
+
+package openblas
+
+// Describe names the BLAS the products run on: without the build tag
+// openblas, gonum's pure-Go BLAS.
+func Describe() string { return "gonum's pure-Go BLAS (built without the tag openblas)" }
