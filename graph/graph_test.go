@@ -99,6 +99,7 @@ func TestOpsFirstAndSecondDerivatives(t *testing.T) {
 		{"our Sqrt", sum(func(x *G.Node) (*G.Node, error) {
 			return G.HadamardProd(Sqrt(G.Must(G.Add(G.Must(G.Square(x)), Scalar(x.Graph(), Float64, 1)))), x)
 		}), []int{6}},
+		{"our Expm1", sum(func(x *G.Node) (*G.Node, error) { return G.HadamardProd(Expm1(x), x) }), []int{6}},
 		{"StopGradient", sum(func(x *G.Node) (*G.Node, error) { return G.Add(StopGradient(G.Must(G.Square(x))), G.Must(G.Cube(x))) }), []int{6}},
 		{"LogSoftmax axis 1", sum(func(x *G.Node) (*G.Node, error) { return LogSoftmax(x, 1) }), []int{2, 3}},
 		{"LogSoftmax axis 0", sum(func(x *G.Node) (*G.Node, error) { return LogSoftmax(x, 0) }), []int{2, 3}},

@@ -16,7 +16,7 @@ func TestOpHashesDistinguishParameters(t *testing.T) {
 	err := graphtest.CheckOpHashes(func() []G.Op {
 		return []G.Op{
 			newElemOp(kindCopy, 0, 0), newElemOp(kindNeg, 0, 0), newElemOp(kindAbs, 0, 0),
-			newElemOp(kindSign, 0, 0), newElemOp(kindSqrt, 0, 0),
+			newElemOp(kindSign, 0, 0), newElemOp(kindSqrt, 0, 0), newElemOp(kindExpm1, 0, 0),
 			newElemOp(kindClamp, -1, 1), newElemOp(kindClamp, -1, 2), newElemOp(kindClamp, -2, 1),
 			newElemOp(kindClampGate, -1, 1), newElemOp(kindClampGate, -1, 2),
 			newKeepAliveOp(3), newKeepAliveOp(4),

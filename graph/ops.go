@@ -20,9 +20,10 @@ const (
 	kindAbs                       // |x|
 	kindSign                      // sign(x), 0 at 0 (not differentiable)
 	kindSqrt                      // √x
+	kindExpm1                     // eˣ − 1
 )
 
-var kindNames = [...]string{"Copy", "Clamp", "ClampGate", "Neg", "Abs", "Sign", "Sqrt"}
+var kindNames = [...]string{"Copy", "Clamp", "ClampGate", "Neg", "Abs", "Sign", "Sqrt", "Expm1"}
 
 // elemOp is a unary element-wise Gorgonia op whose symbolic derivative is
 // built only from ops that can themselves be differentiated again: the
@@ -83,6 +84,8 @@ func (op elemOp) apply(x float64) float64 {
 		return absGrad(x)
 	case kindSqrt:
 		return math.Sqrt(x)
+	case kindExpm1:
+		return math.Expm1(x)
 	}
 	return x // Copy
 }
@@ -247,7 +250,7 @@ func (op elemOp) DiffWRT(int) []bool {
 
 // SymDiff builds the derivative expression: grad for Copy, −grad for Neg,
 // grad ⊙ gate(x) for Clamp, grad ⊙ sign(x) for Abs, grad / (2·√x) for
-// Sqrt, nothing for the gates.
+// Sqrt, grad ⊙ (Expm1(x) + 1) for Expm1, nothing for the gates.
 func (op elemOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	var gate elemOp
 	switch op.kind {
@@ -263,6 +266,10 @@ func (op elemOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) 
 		// Gorgonia's own derivative of its Sqrt, term for term
 		two := Scalar(output.Graph(), output.Dtype(), 2)
 		d, err := G.HadamardDiv(grad, G.Must(G.HadamardProd(two, output)))
+		return G.Nodes{d}, err
+	case kindExpm1:
+		one := Scalar(output.Graph(), output.Dtype(), 1)
+		d, err := G.HadamardProd(grad, G.Must(G.Add(output, one)))
 		return G.Nodes{d}, err
 	default:
 		return G.Nodes{nil}, nil
@@ -302,6 +309,11 @@ func Abs(x *G.Node) *G.Node { return applyElem(newElemOp(kindAbs, 0, 0), x) }
 // Sqrt is √x, which writes into its last result like Neg, with Gorgonia's
 // derivative grad / (2·√x), differentiable again.
 func Sqrt(x *G.Node) *G.Node { return applyElem(newElemOp(kindSqrt, 0, 0), x) }
+
+// Expm1 is eˣ − 1, accurate where x is near 0 (math.Expm1), which writes
+// into its last result like Neg. Its derivative is grad ⊙ (Expm1(x) + 1),
+// differentiable again.
+func Expm1(x *G.Node) *G.Node { return applyElem(newElemOp(kindExpm1, 0, 0), x) }
 
 // ClampGate is 1 where lo < x < hi and 0 elsewhere: the derivative of
 // Clamp(x, lo, hi), as a value. It is not differentiable (no gradient passes

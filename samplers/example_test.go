@@ -33,10 +33,10 @@ func shifted(d int) samplers.Posterior {
 
 // Sampling a user-defined posterior with each sampler: 100 chains of a 3-D
 // target, started at 0, and the mean of all coordinates over the second half
-// of the run. NNSGHMC's networks are untrained (package samplers/nnsghmc
+// of the run (a Monte-Carlo error of a few hundredths). NNSGHMC's networks are untrained (package samplers/nnsghmc
 // loads trained ones).
 func Example() {
-	const chains, steps = 100, 2000
+	const chains, steps = 100, 4000
 	target, err := samplers.NewTarget(shifted(3), samplers.TargetSettings{Chains: chains})
 	if err != nil {
 		panic(err)

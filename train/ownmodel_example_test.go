@@ -146,5 +146,5 @@ func Example_ownModel() {
 	}
 	fmt.Printf("trained %d epochs on the 3-D model; on the 10-D one, at η = %.3g, the posterior means are within %.1f posterior sd of the exact ones\n", tr.Epochs(), tuned.StepSize, worst)
 	// Output:
-	// trained 10 epochs on the 3-D model; on the 10-D one, at η = 0.01, the posterior means are within 0.2 posterior sd of the exact ones
+	// trained 10 epochs on the 3-D model; on the 10-D one, at η = 0.01, the posterior means are within 0.1 posterior sd of the exact ones
 }

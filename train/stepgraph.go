@@ -112,9 +112,18 @@ func BuildStep(cfg nnkernel.Config, n int, dt tensor.Dtype, opts ...StepOptions)
 		return nil, err
 	}
 	eta := s.Eta
-	// p_{t+1} = p − η(Q⊙∇Ũ + D⊙p) + ηΓ_p + √(2ηD)⊙ξ
-	drift := b.add(b.mul(s.Q, s.Grad), b.mul(s.D, s.P))
-	pn := b.add(s.P, b.elem(graph.Neg, b.scale(eta, drift))) // p − η·drift; see graph.Neg
+	// explicit: p_{t+1} = p − η(Q⊙∇Ũ + D⊙p) + ηΓ_p + √(2ηD)⊙ξ;
+	// exponential: p_{t+1} = p + e⊙p − η·Q⊙∇Ũ + ηΓ_p + √(−2e)⊙ξ
+	// with e = e^{−ηD} − 1 (nnkernel's nextMomentum, term for term)
+	explicit := cfg.Friction == nnkernel.FrictionExplicit
+	var pn, decay *G.Node
+	if explicit {
+		drift := b.add(b.mul(s.Q, s.Grad), b.mul(s.D, s.P))
+		pn = b.add(s.P, b.elem(graph.Neg, b.scale(eta, drift))) // p − η·drift; see graph.Neg
+	} else {
+		decay = b.elem(graph.Expm1, b.elem(graph.Neg, b.scale(eta, s.D)))
+		pn = b.add(b.add(s.P, b.mul(decay, s.P)), b.elem(graph.Neg, b.scale(eta, b.mul(s.Q, s.Grad))))
+	}
 	if cfg.Gamma == nnkernel.GammaExact || authors {
 		dQdu := b.grad(b.sum(s.Q), uIn)
 		var dDdp *G.Node
@@ -132,6 +141,11 @@ func BuildStep(cfg nnkernel.Config, n int, dt tensor.Dtype, opts ...StepOptions)
 			}
 			dDdp = b.add(dDdp, chain)
 		}
+		if !explicit {
+			// the exponential step runs with D_eff = −e/η: ∂D_eff/∂p =
+			// e^{−ηD}·∂D/∂p (nnkernel's friction)
+			dDdp = b.mul(b.add(decay, sc(1)), dDdp)
+		}
 		du := s.DU
 		if authors && cfg.EnergyScale < 0 {
 			du = b.scale(sc(-1), du) // the code's sign (nnkernel's authorsDU)
@@ -139,7 +153,12 @@ func BuildStep(cfg nnkernel.Config, n int, dt tensor.Dtype, opts ...StepOptions)
 		s.GammaP = b.add(b.mul(dQdu, du), dDdp)
 		pn = b.add(pn, b.scale(eta, s.GammaP))
 	}
-	sd := b.elem(graph.Sqrt, b.scale(b.scale(sc(2), eta), s.D))
+	var sd *G.Node
+	if explicit {
+		sd = b.elem(graph.Sqrt, b.scale(b.scale(sc(2), eta), s.D))
+	} else {
+		sd = b.elem(graph.Sqrt, b.scale(sc(-2), decay))
+	}
 	s.PNext = b.add(pn, b.mul(sd, s.Noise))
 
 	// θ_{t+1} = θ + η(Q'⊙p_{t+1} + Γ'_θ), with Q' at the new momentum

@@ -270,6 +270,7 @@ func New(cfg Config, prob Problem, start *nnsghmc.Trained, s nnsghmc.Settings, s
 		Settings: nnkernel.Settings{
 			StepSize: s.StepSize(1), Alpha: s.Alpha, Beta: s.Beta, C: s.C, ClampQ: s.ClampQ, DMax: s.DMax, DScale: start.DScale,
 			EnergyScale: start.Inputs.EnergyScale, GradScale: start.Inputs.GradScale, MomentumScale: start.Inputs.MomentumScale,
+			Friction: s.Friction,
 		},
 		Nets: nnkernel.Nets{Q: start.Q, D: start.D},
 	}
@@ -341,7 +342,11 @@ func (t *Trainer) Trained() *nnsghmc.Trained {
 		Q: nn.Q.Clone(), D: nn.D.Clone(),
 		Inputs: nnsghmc.Inputs{EnergyScale: nn.EnergyScale, GradScale: nn.GradScale, MomentumScale: nn.MomentumScale},
 		DScale: nn.DScale,
-		Domain: nnsghmc.Domain{Dim: t.d, DataSize: t.prob.Target.DataSize(), StepSize: nnsghmc.Range{Min: nn.StepSize, Max: nn.StepSize}},
+		Domain: nnsghmc.Domain{Dim: t.d, DataSize: t.prob.Target.DataSize(), StepSize: nnsghmc.Range{Min: nn.StepSize, Max: nn.StepSize},
+			Friction: nnsghmc.FrictionExponential},
+	}
+	if nn.Friction != "" {
+		tr.Domain.Friction = nn.Friction
 	}
 	if c := t.cfg.ContinueStepSize; c > 0 {
 		tr.Domain.StepSize.Add(c)

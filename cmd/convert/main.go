@@ -109,7 +109,7 @@ func convert(in string, a authorsSampler, task *catalog.Task) (*nnsghmc.Trained,
 	t := &nnsghmc.Trained{
 		Inputs: nnsghmc.Inputs{EnergyScale: tr.NN.EnergyScale, GradScale: tr.NN.GradScale, MomentumScale: tr.NN.MomentumScale},
 		DScale: tr.NN.DScale,
-		Domain: nnsghmc.Domain{Dim: task.Dim, StepSize: nnsghmc.Range{Min: tr.StepSize, Max: tr.StepSize}},
+		Domain: nnsghmc.Domain{Dim: task.Dim, StepSize: nnsghmc.Range{Min: tr.StepSize, Max: tr.StepSize}, Friction: nnsghmc.FrictionExplicit}, // the authors train with the explicit step
 	}
 	names := map[string]string{}
 	for _, net := range []string{"Q", "D"} {

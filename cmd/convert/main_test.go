@@ -46,7 +46,7 @@ func TestConvertedNTSamplerKeepsTheAuthorsNetworks(t *testing.T) {
 			t.Errorf("f_Q(u = %v, p = %v) = %.4f, want %.3f", c.u, c.p, got[0], c.want)
 		}
 	}
-	if f.Domain.Dim != 784*20+20+20*10+10 || f.Inputs.EnergyScale != -1 || f.DScale != 50 {
+	if f.Domain.Dim != 784*20+20+20*10+10 || f.Inputs.EnergyScale != -1 || f.DScale != 50 || f.Domain.Friction != nnsghmc.FrictionExplicit {
 		t.Errorf("domain %+v, inputs %+v, d_scale %v: want the training network's dimension and the authors' scalings", f.Domain, f.Inputs, f.DScale)
 	}
 	if f.Training["source"] == nil {

@@ -39,24 +39,24 @@ func TestGaussianDivergenceNamesChainAndStep(t *testing.T) {
 }
 
 // TestNNSGHMCDivergenceExplainsTheFriction: where NNSGHMC's D_f may exceed
-// 2/η, its friction step overshoots, and a divergence says so and names
-// the --d-max that prevents it; where D_f is clamped below 2/η, a
-// divergence carries no such hint, and the same run with the friction
-// bounded keeps every chain.
+// 2/η, its explicit friction step overshoots, and a divergence says so and
+// names what prevents it; where D_f is clamped below 2/η, or under the
+// exponential step whatever D_f is, the same run keeps every chain.
 func TestNNSGHMCDivergenceExplainsTheFriction(t *testing.T) {
 	args := []string{"--task", "gaussian20", "--sampler", "nnsghmc", "--step-size", "0.01", "--c", "1000",
 		"--steps", "200", "--eval-every", "10", "--quiet"}
 	for _, tc := range []struct {
-		dMax     string
-		code     int
-		wantHint string
+		friction, dMax string
+		code           int
+		wantHint       string
 	}{
-		{"0", 1, "and here D_f has no upper clamp (d_max 0): a --d-max below 2/η = 200 prevents that"},
-		{"250", 1, "and here D_f may reach d_max = 250 (η·d_max = 2.5 at η = 0.01): a --d-max below 2/η = 200 prevents that"},
-		{"150", 0, ""},
+		{"explicit", "0", 1, "and here D_f has no upper clamp (d_max 0): --friction-step exponential, or a --d-max below 2/η = 200, prevents that"},
+		{"explicit", "250", 1, "and here D_f may reach d_max = 250 (η·d_max = 2.5 at η = 0.01): --friction-step exponential, or a --d-max below 2/η = 200, prevents that"},
+		{"explicit", "150", 0, ""},
+		{"exponential", "0", 0, ""},
 	} {
 		out := t.TempDir()
-		code, stderr := clitest.Command(t, append(args, "--d-max", tc.dMax, "--out", out)...)
+		code, stderr := clitest.Command(t, append(args, "--friction-step", tc.friction, "--d-max", tc.dMax, "--out", out)...)
 		if code != tc.code {
 			t.Errorf("--d-max %s: status %d, want %d; stderr %q", tc.dMax, code, tc.code, stderr)
 			continue

@@ -598,7 +598,9 @@ func (o *options) nnSampler(fs *pflag.FlagSet, task *catalog.Task, t samplers.Ta
 	if o.alphaCoef > 0 {
 		s.Alpha = o.alphaCoef / first
 	}
-	o.nn.apply(fs, &s)
+	if err := o.nn.apply(fs, &s); err != nil {
+		return nil, s, err
+	}
 	if o.gamma != "" {
 		g, err := nnsghmc.ParseGamma(o.gamma)
 		if err != nil {
@@ -671,19 +673,20 @@ func (o *options) largestStepSize() float64 {
 	return o.stepSize
 }
 
-// frictionHint explains an NNSGHMC divergence that its friction can cause:
-// the step p ← p − η·D_f·p overshoots, and the momentum grows, where
-// η·D_f > 2. It returns "" when D_f is clamped below 2/η.
+// frictionHint explains an NNSGHMC divergence that its explicit friction
+// step can cause: p ← p − η·D_f·p overshoots, and the momentum grows, where
+// η·D_f > 2. It returns "" under the exponential step, which cannot
+// overshoot, and when D_f is clamped below 2/η.
 func frictionHint(nn nnsghmc.Settings, eta float64) string {
 	limit := 2 / eta
-	if nn.DMax > 0 && nn.DMax < limit {
+	if nn.Friction != nnsghmc.FrictionExplicit || (nn.DMax > 0 && nn.DMax < limit) {
 		return ""
 	}
 	bound := "D_f has no upper clamp (d_max 0)"
 	if nn.DMax > 0 {
 		bound = fmt.Sprintf("D_f may reach d_max = %g (η·d_max = %.3g at η = %.3g)", nn.DMax, eta*nn.DMax, eta)
 	}
-	return fmt.Sprintf("NNSGHMC's friction step p ← p − η·D_f·p overshoots where η·D_f > 2, and here %s: a --d-max below 2/η = %.4g prevents that", bound, limit)
+	return fmt.Sprintf("NNSGHMC's friction step p ← p − η·D_f·p overshoots where η·D_f > 2, and here %s: --friction-step exponential, or a --d-max below 2/η = %.4g, prevents that", bound, limit)
 }
 
 func usage(err error) error {

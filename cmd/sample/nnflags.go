@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/pflag"
 
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 )
 
@@ -12,6 +13,7 @@ import (
 type nnFlags struct {
 	alpha, beta, c, clampQ, dMax float64
 	qHidden, dHidden             []int
+	friction                     string
 }
 
 // register adds the flags to fs.
@@ -21,12 +23,20 @@ func (n *nnFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&n.c, "c", 0, "NNSGHMC: constant c added to D_f (default: the task's)")
 	fs.Float64Var(&n.clampQ, "clamp-q", 0, "NNSGHMC: clamp f_Q to ±clamp-q, 0 for none (default: the task's)")
 	fs.Float64Var(&n.dMax, "d-max", 0, "NNSGHMC: clamp D_f to [0, d-max], 0 for none (default: the task's)")
+	fs.StringVar(&n.friction, "friction-step", "", "NNSGHMC's friction step: exponential (e^{−η·D_f}·p, stable at any η) or explicit (the paper's (1 − η·D_f)·p, which throws chains out where η·D_f > 2) (default: the one the --meta sampler was trained with, explicit for files before version 3; exponential for random networks)")
 	fs.IntSliceVar(&n.qHidden, "q-hidden", nil, "NNSGHMC: hidden widths of random f_Q (default: the task's)")
 	fs.IntSliceVar(&n.dHidden, "d-hidden", nil, "NNSGHMC: hidden widths of random f_D (default: the task's)")
 }
 
 // apply copies the flags that were given into s.
-func (n *nnFlags) apply(fs *pflag.FlagSet, s *nnsghmc.Settings) {
+func (n *nnFlags) apply(fs *pflag.FlagSet, s *nnsghmc.Settings) error {
+	if fs.Changed("friction-step") {
+		f, err := nnsghmc.ParseFriction(n.friction)
+		if err != nil {
+			return cli.Usagef("--friction-step: %v", err)
+		}
+		s.Friction = f
+	}
 	for name, set := range map[string]func(){
 		"alpha":   func() { s.Alpha = n.alpha },
 		"beta":    func() { s.Beta = n.beta },
@@ -38,4 +48,5 @@ func (n *nnFlags) apply(fs *pflag.FlagSet, s *nnsghmc.Settings) {
 			set()
 		}
 	}
+	return nil
 }

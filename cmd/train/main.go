@@ -67,7 +67,7 @@ func setGC() {
 
 type options struct {
 	task, out, resume, preset string
-	init                      string
+	init, friction            string
 	epochs, chains, subEpochs int
 	steps, window             int
 	stepSize, lr, energyScale float64
@@ -92,6 +92,7 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.IntVar(&o.window, "window", 0, "truncated back-propagation window in steps (default: the task's)")
 	fs.Float64Var(&o.stepSize, "step-size", 0, "step size η of the unrolled sampler (default: the task's)")
 	fs.Float64Var(&o.continueStepSize, "continue-step-size", 0, "step size η of the continuation unrolls (default: --step-size; the MNIST evaluations raise η after the first data epoch, and a sampler trained at one η can be unstable at a larger one)")
+	fs.StringVar(&o.friction, "friction-step", string(nnsghmc.FrictionExponential), "the unrolled sampler's friction step: exponential (e^{−η·D_f}·p, stable at any η) or explicit (the paper's (1 − η·D_f)·p, which throws chains out where η·D_f > 2)")
 	fs.Float64Var(&o.lr, "lr", 0, "Adam learning rate of both networks (default: the task's)")
 	fs.Float64Var(&o.energyScale, "energy-scale", 0, "scale s_u of the networks' energy input u = s_u·Ũ/N (default: the task's; give sample the same, or the test's counterpart, with --energy-scale)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
@@ -341,6 +342,9 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 		return cfg, nil, s, cli.Usagef("--init: %v", err)
 	}
 	start.Inputs.EnergyScale = energyScale
+	if s.Friction, err = nnsghmc.ParseFriction(o.friction); err != nil {
+		return cfg, nil, s, cli.Usagef("--friction-step: %v", err)
+	}
 	// sizes first: Validate lists the losses' times
 	if err := task.CheckTrain(cfg); err != nil {
 		return cfg, nil, s, cli.Usagef("%v", err)

@@ -33,7 +33,7 @@ func TestAuthorsStepMatchesTheirCode(t *testing.T) {
 	// Q_f clamped on 1, D_f clamped on 1 of 6 coordinates
 	const n, dataSize = 6, 1000.0
 	cfg := Config{Settings: Settings{StepSize: 0.01, Alpha: 30, ClampQ: 0.1, DMax: 60, DScale: 50,
-		EnergyScale: -1, GradScale: 70, MomentumScale: 1, Gamma: GammaAuthors}}
+		EnergyScale: -1, GradScale: 70, MomentumScale: 1, Gamma: GammaAuthors, Friction: FrictionExplicit}}
 	cfg.Q = &coordnet.Weights{Inputs: 2, Hidden: []int{3}, Activation: coordnet.ReLU, W: [][]float64{qW0, qW1}, B: [][]float64{qB0, qB1}}
 	cfg.D = &coordnet.Weights{Inputs: 3, Hidden: []int{3}, Activation: coordnet.ReLU, W: [][]float64{dW0, dW1}, B: [][]float64{dB0, dB1}}
 	// u = −Ũ/N per chain, ∂u/∂θ = −∇Ũ/N, the gradient feature 70·∇Ũ/N

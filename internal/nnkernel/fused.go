@@ -119,8 +119,9 @@ func (f *fusedFD) momentum(q, fNow, fHat, p, g, du, u, mu, mp, mq, mqhat, noise 
 	dQdp := quotient(mqhat-mq, p-mp)
 	dDdp := quotient(dpart-dhat, p-mp)
 	d, inside := f.diffusion(q, dpart)
-	gp = f.gammaP(q, inside, dQdu, du, dDdp, dQdp)
-	return f.nextMomentum(q, d, gp, p, g, noise), gp
+	e, slope := f.friction(d)
+	gp = f.gammaP(q, inside, dQdu, du, dDdp, dQdp, slope)
+	return f.nextMomentum(q, d, e, gp, p, g, noise, 0), gp
 }
 
 // canFuseExact reports whether the exact step can take the fused path.
@@ -170,8 +171,9 @@ func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *fus
 		dQdu, dQdp := gate*dfu[i], gate*ms*dfx[i]
 		dDdp := cfg.DScale * ms * absGrad(fD[i]) * dfD[i]
 		d, inside := s.diffusion(q, cfg.DScale*math.Abs(fD[i]))
-		gp := s.gammaP(q, inside, dQdu, du[i], dDdp, dQdp)
-		p[i], gammaP[i] = s.nextMomentum(q, d, gp, pi, grad[i], noise[i]), gp
+		e, slope := s.friction(d)
+		gp := s.gammaP(q, inside, dQdu, du[i], dDdp, dQdp, slope)
+		p[i], gammaP[i] = s.nextMomentum(q, d, e, gp, pi, grad[i], noise[i], 0), gp
 		qt[i] = q
 	}
 	authors := cfg.Gamma == GammaAuthors

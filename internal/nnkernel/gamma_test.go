@@ -78,10 +78,20 @@ func randomState(rng *rand.Rand, n int) (theta, p []float64, f *nnkernel.Feature
 // differentiating the step graph against central differences of the
 // networks evaluated without a graph:
 //
-//	Γ_p,i = ∂Q_f/∂u·∂u/∂θ_i + ∂D_f/∂p_i,   Γ'_θ,i = −∂Q_f/∂p at p_{t+1}.
+//	Γ_p,i = ∂Q_f/∂u·∂u/∂θ_i + ∂D/∂p_i,   Γ'_θ,i = −∂Q_f/∂p at p_{t+1},
+//
+// with D = D_f under the explicit friction step and D_eff =
+// (1 − e^{−η·D_f})/η under the exponential one.
 func TestExactGammaAgreesWithFiniteDifferencesOfNetworks(t *testing.T) {
+	for _, friction := range []nnkernel.Friction{nnkernel.FrictionExponential, nnkernel.FrictionExplicit} {
+		t.Run(string(friction), func(t *testing.T) { exactGammaAgreesWithFiniteDifferences(t, friction) })
+	}
+}
+
+func exactGammaAgreesWithFiniteDifferences(t *testing.T, friction nnkernel.Friction) {
 	const n = 40
 	cfg := gammaConfig(nnkernel.GammaExact)
+	cfg.Friction = friction
 	eg := newExactGamma(t, cfg, n)
 	theta, p, f, grad, noise := randomState(rand.New(rand.NewPCG(3, 4)), n)
 	gp, gt, pn := eg.run(t, theta, p, f, grad, noise)
@@ -93,6 +103,9 @@ func TestExactGammaAgreesWithFiniteDifferencesOfNetworks(t *testing.T) {
 		s.EvalDPart(u, p, f.GFeat, out)
 		for i := range out {
 			out[i], _ = s.Diffusion(qv[i], out[i])
+			if friction == nnkernel.FrictionExponential {
+				out[i] = -math.Expm1(-cfg.StepSize*out[i]) / cfg.StepSize
+			}
 		}
 		return out
 	}
@@ -122,14 +135,17 @@ func TestExactGammaAgreesWithFiniteDifferencesOfNetworks(t *testing.T) {
 // So does the authors' training-mode step (GammaAuthors), which meta-training
 // unrolls through the same two.
 func TestExactStepMatchesStepGraph(t *testing.T) {
-	for _, gamma := range []nnkernel.Gamma{nnkernel.GammaExact, nnkernel.GammaAuthors} {
-		t.Run(string(gamma), func(t *testing.T) { exactStepMatchesStepGraph(t, gamma) })
+	for _, friction := range []nnkernel.Friction{nnkernel.FrictionExponential, nnkernel.FrictionExplicit} {
+		for _, gamma := range []nnkernel.Gamma{nnkernel.GammaExact, nnkernel.GammaAuthors} {
+			t.Run(string(friction)+"/"+string(gamma), func(t *testing.T) { exactStepMatchesStepGraph(t, gamma, friction) })
+		}
 	}
 }
 
-func exactStepMatchesStepGraph(t *testing.T, gamma nnkernel.Gamma) {
+func exactStepMatchesStepGraph(t *testing.T, gamma nnkernel.Gamma, friction nnkernel.Friction) {
 	const n = 3000
 	cfg := gammaConfig(gamma)
+	cfg.Friction = friction
 	cfg.ClampQ, cfg.DMax = 1.5, 2.5
 	eg := newExactGamma(t, cfg, n)
 	theta, p, f, grad, noise := randomState(rand.New(rand.NewPCG(11, 12)), n)

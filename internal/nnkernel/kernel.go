@@ -49,6 +49,50 @@ func ParseGamma(s string) (Gamma, error) {
 	return "", fmt.Errorf("unknown gamma %q (want exact, fd or none)", s)
 }
 
+// Friction selects how NNSGHMC integrates the friction −D_f⊙p and its
+// noise over a step.
+type Friction string
+
+// The friction steps.
+const (
+	// FrictionExponential damps the momentum by e^{−η·D_f} in place of
+	// the explicit step's 1 − η·D_f, with the noise variance
+	// 2·(1 − e^{−η·D_f}) in place of 2η·D_f:
+	//
+	//	p ← e^{−η·D_f}⊙p + √(2·(1 − e^{−η·D_f}))⊙ξ.
+	//
+	// It agrees with FrictionExplicit to first order in η·D_f, damps every
+	// momentum whatever η·D_f is, and keeps what the explicit step gets
+	// right: with this ordering (momentum, then position with the new
+	// momentum), a step that decays the momentum by c and adds noise of
+	// variance σ² = 2·(1 − c) leaves the positions of a Gaussian target
+	// with the target's variance up to O(η²) whatever c is; both steps are
+	// of this form. (The exact Ornstein–Uhlenbeck step, with
+	// σ² = 1 − e^{−2η·D_f}, keeps the momentum's variance at 1 instead and
+	// shrinks the positions' variance towards half the target's as η·D_f
+	// grows: 0.68 of it at η·D_f = 1.) The momentum's stationary variance
+	// is 2/(1 + e^{−η·D_f}), between 1 and 2. The zero Friction is this
+	// one.
+	FrictionExponential Friction = "exponential"
+	// FrictionExplicit is the paper's Euler step,
+	//
+	//	p ← (1 − η·D_f)⊙p + √(2η·D_f)⊙ξ,
+	//
+	// which reproduces the paper and the authors' code. Its momentum's
+	// stationary variance is 1/(1 − η·D_f/2), which grows without bound as
+	// η·D_f nears 2, and beyond 2 the step throws the chain out.
+	FrictionExplicit Friction = "explicit"
+)
+
+// ParseFriction returns the Friction named s (exponential or explicit).
+func ParseFriction(s string) (Friction, error) {
+	switch f := Friction(s); f {
+	case FrictionExponential, FrictionExplicit:
+		return f, nil
+	}
+	return "", fmt.Errorf("unknown friction step %q (want exponential or explicit)", s)
+}
+
 // Config is a complete NNSGHMC: its settings and its networks, written
 // to JSON as one object (meta-training's checkpoints and configuration). The networks f_Q
 // and f_D act on each coordinate i of each chain with inputs
@@ -82,6 +126,9 @@ type Settings struct {
 	MomentumScale float64 `json:"momentum_scale"` // m
 	TrainDim      int     `json:"train_dim"`      // D_train; 0 means coef = 1
 	Gamma         Gamma   `json:"gamma"`
+	// Friction is how the friction and its noise are integrated; the zero
+	// value is FrictionExponential.
+	Friction Friction `json:"friction,omitempty"`
 	// NoiseCorrection subtracts the estimated gradient noise
 	// B̂ = ½·η·Q_f²·V̂ from the injected noise, on targets that estimate
 	// V̂ (samplers.Eval.NoiseVar).
@@ -164,6 +211,9 @@ func (cfg *Config) Validate() error {
 		return fmt.Errorf("nnsghmc: NNSGHMC train_dim must be non-negative, got %d", cfg.TrainDim)
 	}
 	if _, err := ParseGamma(string(cfg.Gamma)); err != nil && cfg.Gamma != GammaAuthors {
+		return fmt.Errorf("nnsghmc: NNSGHMC: %w", err)
+	}
+	if _, err := ParseFriction(string(cfg.Friction)); err != nil && cfg.Friction != "" {
 		return fmt.Errorf("nnsghmc: NNSGHMC: %w", err)
 	}
 	if cfg.Q == nil || cfg.D == nil {

@@ -148,26 +148,56 @@ func (cfg *Config) authorsDU(du float64) float64 {
 }
 
 // gammaP is Γ_p of one coordinate, ∂Q_f/∂u·∂u/∂θ plus, where D_f's clamp
-// does not bind (inside), ∂D_f/∂p = ∂(s_D|f_D|)/∂p + 2α·Q_f·∂Q_f/∂p.
-func (s *Kernel) gammaP(q float64, inside bool, dQdu, du, dDdp, dQdp float64) float64 {
+// does not bind (inside), the friction's slope (see friction) times
+// ∂D_f/∂p = ∂(s_D|f_D|)/∂p + 2α·Q_f·∂Q_f/∂p.
+func (s *Kernel) gammaP(q float64, inside bool, dQdu, du, dDdp, dQdp, slope float64) float64 {
 	if s.cfg.Gamma == GammaAuthors {
-		gp := dQdu*s.cfg.authorsDU(du) + dDdp
+		gp := dQdu*s.cfg.authorsDU(du) + slope*dDdp
 		if inside {
-			gp += 2 * s.cfg.Alpha * q * dQdp
+			gp += slope * 2 * s.cfg.Alpha * q * dQdp
 		}
 		return gp
 	}
 	if inside {
-		return dQdu*du + dDdp + 2*s.cfg.Alpha*q*dQdp
+		return dQdu*du + slope*dDdp + slope*2*s.cfg.Alpha*q*dQdp
 	}
 	return dQdu * du
 }
 
-// nextMomentum is p_{t+1} = p − η(Q_f·∇Ũ + D_f·p) + η·Γ_p + √(2η·D_f)·ξ of
-// one coordinate.
-func (s *Kernel) nextMomentum(q, d, gp, p, g, noise float64) float64 {
+// friction returns, for the diffusion d = D_f of a coordinate, what the
+// friction step needs: e = e^{−η·d} − 1 (math.Expm1) and the slope
+// ∂D_eff/∂D_f = e^{−η·d} of the diffusion D_eff = −e/η it runs with, under
+// FrictionExponential; 0 and 1 under FrictionExplicit, which runs with D_f.
+//
+// The exponential step is the explicit one with D_f replaced by D_eff =
+// (1 − e^{−η·D_f})/η, a smooth cap of D_f below 1/η: so Γ_p, whose ∂D/∂p
+// is the recipe's correction for a state-dependent D, takes D_eff's
+// derivative, ∂D_eff/∂p = e^{−η·D_f}·∂D_f/∂p, and the sampler stays valid.
+func (s *Kernel) friction(d float64) (e, slope float64) {
+	if s.cfg.Friction == FrictionExplicit {
+		return 0, 1
+	}
+	e = math.Expm1(-s.cfg.StepSize * d)
+	return e, 1 + e
+}
+
+// nextMomentum is p_{t+1} of one coordinate with diffusion d and e from
+// friction(d), the noise variance less b2 ≥ 0 (2η·B̂ under the noise
+// correction, else 0): explicit,
+//
+//	p − η(Q_f·∇Ũ + D_f·p) + η·Γ_p + √(2η·D_f − b2)·ξ,
+//
+// or exponential, the same with η·D_eff = −e,
+//
+//	p + e·p − η·Q_f·∇Ũ + η·Γ_p + √(−2e − b2)·ξ.
+//
+// A negative variance injects no noise.
+func (s *Kernel) nextMomentum(q, d, e, gp, p, g, noise, b2 float64) float64 {
 	eta := s.cfg.StepSize
-	return p - eta*(q*g+d*p) + eta*gp + math.Sqrt(2*eta*d)*noise
+	if s.cfg.Friction == FrictionExplicit {
+		return p - eta*(q*g+d*p) + eta*gp + math.Sqrt(max(2*eta*d-b2, 0))*noise
+	}
+	return p + e*p - eta*(q*g) + eta*gp + math.Sqrt(max(-2*e-b2, 0))*noise
 }
 
 // quotient is a/b, or 0 when b is too small for the quotient to mean
@@ -257,12 +287,13 @@ func (s *Kernel) stepPlain(st *samplers.State) {
 	s.excess = NoiseExcess{}
 	for i := range p {
 		d, inside := s.diffusion(q[i], dpart[i])
+		e, slope := s.friction(d)
 		gp := 0.0
 		if exact || fd {
-			gp = s.gammaP(q[i], inside, dQdu[i], du[i], dDdp[i], dQdp[i])
+			gp = s.gammaP(q[i], inside, dQdu[i], du[i], dDdp[i], dQdp[i], slope)
 		}
 		if vhat == nil {
-			m.gammaP[i], pn[i] = gp, s.nextMomentum(q[i], d, gp, p[i], grad[i], m.noise[i])
+			m.gammaP[i], pn[i] = gp, s.nextMomentum(q[i], d, e, gp, p[i], grad[i], m.noise[i], 0)
 			continue
 		}
 		// the minibatch noise of η·Q_f·∇Ũ adds η²·Q_f²·V̂ = 2η·B̂ to the
@@ -271,11 +302,11 @@ func (s *Kernel) stepPlain(st *samplers.State) {
 		if b > d && b-d > s.excess.B-s.excess.D {
 			s.excess = NoiseExcess{B: b, D: d, Coord: i}
 		}
-		dn := d
+		b2 := 0.0
 		if cfg.NoiseCorrection {
-			dn = max(d-b, 0)
+			b2 = 2 * eta * b
 		}
-		m.gammaP[i], pn[i] = gp, p[i]-eta*(q[i]*grad[i]+d*p[i])+eta*gp+math.Sqrt(2*eta*dn)*m.noise[i]
+		m.gammaP[i], pn[i] = gp, s.nextMomentum(q[i], d, e, gp, p[i], grad[i], m.noise[i], b2)
 	}
 
 	q2 := s.q2

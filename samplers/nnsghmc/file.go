@@ -15,7 +15,7 @@ import (
 // FileFormat and FileVersion identify trained-sampler files.
 const (
 	FileFormat  = "metasgmcmc/nnsghmc"
-	FileVersion = 2
+	FileVersion = 3
 )
 
 // Trained is a meta-trained NNSGHMC as a trained-sampler file holds it:
@@ -73,6 +73,11 @@ type Domain struct {
 	Energy   *Range `json:"energy,omitempty"`
 	Momentum *Range `json:"momentum,omitempty"`
 	Gradient *Range `json:"gradient,omitempty"`
+	// Friction is the friction step the networks were trained with: a
+	// sampler runs with it unless Settings.Friction says otherwise. Files
+	// of versions 1 and 2 were all trained with FrictionExplicit; empty
+	// for networks never trained (RandomTrained).
+	Friction Friction `json:"friction,omitempty"`
 }
 
 // Range is a closed interval [Min, Max].
@@ -98,6 +103,9 @@ func (t *Trained) Validate() error {
 	case t.Domain.Dim < 0:
 		return fmt.Errorf("nnsghmc: domain.dim must be non-negative, got %d", t.Domain.Dim)
 	}
+	if _, err := ParseFriction(string(t.Domain.Friction)); err != nil && t.Domain.Friction != "" {
+		return fmt.Errorf("nnsghmc: domain.friction: %w", err)
+	}
 	if err := t.Q.Validate(); err != nil {
 		return fmt.Errorf("nnsghmc: f_Q: %w", err)
 	}
@@ -115,7 +123,7 @@ func (t *Trained) Validate() error {
 	return nil
 }
 
-// file is a trained-sampler file of version 2.
+// file is a trained-sampler file of version 3.
 type file struct {
 	Format  string `json:"format"`
 	Version int    `json:"version"`
@@ -135,7 +143,8 @@ func (t *Trained) Encode(w io.Writer) error {
 // which held run settings beside the networks, gives its networks, input
 // scalings, d_scale, training dimension and step size; its run settings
 // are not read (Settings supplies them) and its domain has no input
-// ranges.
+// ranges. Files of versions 1 and 2 record no friction step: they were
+// trained with the explicit one, and Load says so in Domain.Friction.
 func Load(path string) (*Trained, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -154,14 +163,19 @@ func Load(path string) (*Trained, error) {
 	var t *Trained
 	switch head.Version {
 	case 1:
-		t, err = decodeV1(b)
-	case FileVersion:
+		if t, err = decodeV1(b); err == nil {
+			t.Domain.Friction = FrictionExplicit
+		}
+	case 2, FileVersion:
 		var f file
 		f.Trained = new(Trained)
 		err = json.Unmarshal(b, &f)
 		t = f.Trained
+		if head.Version == 2 {
+			t.Domain.Friction = FrictionExplicit
+		}
 	default:
-		return nil, fmt.Errorf("sampler file %s has version %d; this program reads versions 1 and %d", path, head.Version, FileVersion)
+		return nil, fmt.Errorf("sampler file %s has version %d; this program reads versions 1 to %d", path, head.Version, FileVersion)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sampler file %s is not valid: %w", path, err)

@@ -3,6 +3,7 @@ package nnsghmc_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -84,10 +85,41 @@ func TestLoadReadsVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &nnsghmc.Trained{Q: tr.Q, D: tr.D, Inputs: nnsghmc.Inputs{EnergyScale: -1, GradScale: 70, MomentumScale: 1.5}, DScale: 50,
-		Domain:   nnsghmc.Domain{Dim: 15910, StepSize: nnsghmc.Range{Min: 0.025, Max: 0.05}},
+		Domain:   nnsghmc.Domain{Dim: 15910, StepSize: nnsghmc.Range{Min: 0.025, Max: 0.05}, Friction: nnsghmc.FrictionExplicit},
 		Training: map[string]any{"task": "mnist-relu", "continue_step_size": 0.05}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("version 1 read as\n %+v\nwant %+v", got, want)
+	}
+}
+
+// Files of version 2 record no friction step and were trained with the
+// explicit one; version 3 keeps what it records, none for untrained
+// networks.
+func TestLoadGivesTheTrainedFriction(t *testing.T) {
+	tr := nnsghmc.RandomTrained([]int{4}, []int{4}, rawInputs, 1, rand.New(rand.NewPCG(3, 4)))
+	for _, c := range []struct {
+		version int
+		written nnsghmc.Friction
+		want    nnsghmc.Friction
+	}{{2, "", nnsghmc.FrictionExplicit}, {3, "", ""}, {3, nnsghmc.FrictionExponential, nnsghmc.FrictionExponential},
+		{3, nnsghmc.FrictionExplicit, nnsghmc.FrictionExplicit}} {
+		tr.Domain.Friction = c.written
+		var buf bytes.Buffer
+		if err := tr.Encode(&buf); err != nil {
+			t.Fatal(err)
+		}
+		b := bytes.Replace(buf.Bytes(), []byte(fmt.Sprintf(`"version": %d`, nnsghmc.FileVersion)), []byte(fmt.Sprintf(`"version": %d`, c.version)), 1)
+		path := filepath.Join(t.TempDir(), "s.json")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := nnsghmc.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Domain.Friction != c.want {
+			t.Errorf("version %d written with friction %q: read %q, want %q", c.version, c.written, got.Domain.Friction, c.want)
+		}
 	}
 }
 

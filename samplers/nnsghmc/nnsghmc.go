@@ -48,18 +48,45 @@ const (
 // ParseGamma returns the Gamma named s (exact, fd or none).
 func ParseGamma(s string) (Gamma, error) { return nnkernel.ParseGamma(s) }
 
+// Friction selects how NNSGHMC integrates its friction −D_f⊙p and the
+// noise that goes with it: FrictionExponential damps the momentum by
+// e^{−η·D_f}, stable at every step size; FrictionExplicit by 1 − η·D_f, the
+// paper's Euler step, which throws chains out where η·D_f > 2. The
+// exponential step's noise variance is 2·(1 − e^{−η·D_f}), not the exact
+// Ornstein–Uhlenbeck step's 1 − e^{−2η·D_f}: with the position updated by
+// the new momentum, a decay c with noise variance 2·(1 − c) leaves a
+// Gaussian target's positions with its variance up to O(η²) for any c, as
+// the explicit step does where it is stable, while the exact step's
+// positions shrink towards half the target's variance as η·D_f grows.
+type Friction = nnkernel.Friction
+
+// The friction steps (see Friction).
+const (
+	FrictionExponential = nnkernel.FrictionExponential
+	FrictionExplicit    = nnkernel.FrictionExplicit
+)
+
+// ParseFriction returns the Friction named s (exponential or explicit).
+func ParseFriction(s string) (Friction, error) { return nnkernel.ParseFriction(s) }
+
 // Settings are how an NNSGHMC runs:
 //
 //	Q_f = β + clamp(f_Q, ±ClampQ),   D_f = clamp(α·Q_f² + s_D·|f_D| + c, 0, DMax)
 //
-// one step, momentum first,
+// one step, momentum first, with the exponential friction step,
 //
-//	p_{t+1} = p_t − η·Q_f⊙∇Ũ(θ_t) − η·D_f⊙p_t + η·Γ_p + √(2η·(D_f − B̂))⊙ξ_t
+//	p_{t+1} = e^{−η·D_f}⊙p_t − η·Q_f⊙∇Ũ(θ_t) + η·Γ_p + √(2·(1 − e^{−η·D_f}) − 2η·B̂)⊙ξ_t
 //	θ_{t+1} = θ_t + η·Q'_f⊙p_{t+1} + η·Γ'_θ,
+//
+// or with the paper's explicit one (Friction),
+//
+//	p_{t+1} = p_t − η·Q_f⊙∇Ũ(θ_t) − η·D_f⊙p_t + η·Γ_p + √(2η·(D_f − B̂))⊙ξ_t,
 //
 // with B̂ = ½·η·Q_f²·V̂ under NoiseCorrection on targets that estimate the
 // gradient noise V̂ (samplers.TargetSettings.NoiseEstimate), else 0. The
-// networks and s_D come from the Trained sampler.
+// networks and s_D come from the Trained sampler. The presets below are the
+// paper's; their Friction is the trained sampler's (explicit for files of
+// versions 1 and 2, which reproduces the paper).
 type Settings struct {
 	// StepSize gives η at each step.
 	StepSize samplers.Schedule `json:"-"`
@@ -69,6 +96,10 @@ type Settings struct {
 	ClampQ   float64           `json:"clamp_q"` // f_Q clamped to ±ClampQ; 0: no clamp
 	DMax     float64           `json:"d_max"`   // D_f ≤ DMax; 0: no upper clamp
 	Gamma    Gamma             `json:"gamma"`
+	// Friction is the friction step. The zero value runs the trained
+	// sampler's (Domain.Friction), or FrictionExponential where it has
+	// none; a friction other than the trained one is warned of, once.
+	Friction Friction `json:"friction,omitempty"`
 	// NoiseCorrection subtracts the estimated gradient noise from the
 	// injected noise (see above).
 	NoiseCorrection bool `json:"noise_correction,omitempty"`
@@ -129,6 +160,12 @@ func New(t samplers.Target, tr *Trained, s Settings) (*NNSGHMC, error) {
 	if s.StepSize == nil {
 		return nil, fmt.Errorf("nnsghmc: no step size (set Settings.StepSize, e.g. samplers.Constant(0.01))")
 	}
+	if s.Friction == "" {
+		s.Friction = tr.Domain.Friction
+	}
+	if s.Friction == "" {
+		s.Friction = FrictionExponential
+	}
 	cfg := engineConfig(tr, s, s.StepSize(1))
 	k, err := nnkernel.New(t, cfg)
 	if err != nil {
@@ -137,6 +174,9 @@ func New(t samplers.Target, tr *Trained, s Settings) (*NNSGHMC, error) {
 	n := &NNSGHMC{k: k, target: t, tr: tr, s: s, once: s.Warn.Once(), coef: 1}
 	if tr.Domain.Dim > 0 {
 		n.coef = float64(tr.Domain.Dim) / float64(t.Dim())
+	}
+	if f := tr.Domain.Friction; f != "" && f != s.Friction {
+		n.once("friction", fmt.Sprintf("nnsghmc: the sampler was trained with the %s friction step and runs with the %s one: its networks were not trained for it (set Settings.Friction, or sample's --friction-step, to %s to run it as trained)", f, s.Friction, f))
 	}
 	return n, nil
 }
@@ -148,7 +188,7 @@ func engineConfig(tr *Trained, s Settings, eta float64) nnkernel.Config {
 		Settings: nnkernel.Settings{
 			StepSize: eta, Alpha: s.Alpha, Beta: s.Beta, C: s.C, ClampQ: s.ClampQ, DMax: s.DMax, DScale: tr.DScale,
 			EnergyScale: tr.Inputs.EnergyScale, GradScale: tr.Inputs.GradScale, MomentumScale: tr.Inputs.MomentumScale,
-			TrainDim: tr.Domain.Dim, Gamma: s.Gamma, NoiseCorrection: s.NoiseCorrection,
+			TrainDim: tr.Domain.Dim, Gamma: s.Gamma, Friction: s.Friction, NoiseCorrection: s.NoiseCorrection,
 		},
 		Nets: nnkernel.Nets{Q: tr.Q, D: tr.D},
 	}

@@ -18,8 +18,19 @@ import (
 //	f_D(u, p, g) = 0.8·(0.1u + 0.3p − 0.2g + 10) − 7.5, positive here
 //
 // from θ = Theta0 and momenta P0 on the standard target of 2 chains of
-// package samplerstest.
+// package samplerstest, with each Γ and each friction step.
 func TestOneStepMatchesHandComputation(t *testing.T) {
+	const sD = 2.0
+	tr := &nnsghmc.Trained{Q: linearNet([]float64{0.2, -0.7}, 0.5, -4), D: linearNet([]float64{0.1, 0.3, -0.2}, 0.8, -7.5),
+		Inputs: rawInputs, DScale: sD}
+	for _, friction := range []nnsghmc.Friction{nnsghmc.FrictionExponential, nnsghmc.FrictionExplicit} {
+		for _, gamma := range []nnsghmc.Gamma{nnsghmc.GammaExact, nnsghmc.GammaFD, nnsghmc.GammaNone} {
+			oneStep(t, tr, friction, gamma)
+		}
+	}
+}
+
+func oneStep(t *testing.T, tr *nnsghmc.Trained, friction nnsghmc.Friction, gamma nnsghmc.Gamma) {
 	const eta, seed = 0.1, 42
 	theta0, p0 := samplerstest.Theta0, samplerstest.P0
 	xi := samplerstest.Normals(seed, 4) // the noise the sampler draws, in coordinate order
@@ -27,37 +38,41 @@ func TestOneStepMatchesHandComputation(t *testing.T) {
 	const beta, alpha, c0, sD = 0.3, 0.5, 0.2, 2.0
 	fQ := func(u, p float64) float64 { return 0.5*(0.2*u-0.7*p+10) - 4 }
 	fD := func(u, p, gr float64) float64 { return 0.8*(0.1*u+0.3*p-0.2*gr+10) - 7.5 }
-	tr := &nnsghmc.Trained{Q: linearNet([]float64{0.2, -0.7}, 0.5, -4), D: linearNet([]float64{0.1, 0.3, -0.2}, 0.8, -7.5),
-		Inputs: rawInputs, DScale: sD}
-	for _, gamma := range []nnsghmc.Gamma{nnsghmc.GammaExact, nnsghmc.GammaFD, nnsghmc.GammaNone} {
-		t.Run(string(gamma), func(t *testing.T) {
-			k, err := nnsghmc.New(samplerstest.StandardTarget(t, 2), tr, nnsghmc.Settings{StepSize: samplers.Constant(eta),
-				Alpha: alpha, Beta: beta, C: c0, Gamma: gamma})
-			if err != nil {
-				t.Fatal(err)
+	t.Run(string(friction)+"/"+string(gamma), func(t *testing.T) {
+		k, err := nnsghmc.New(samplerstest.StandardTarget(t, 2), tr, nnsghmc.Settings{StepSize: samplers.Constant(eta),
+			Alpha: alpha, Beta: beta, C: c0, Gamma: gamma, Friction: friction})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := k.Init(theta0, p0)
+		if err := k.Step(rand.New(rand.NewPCG(seed, 0)), st); err != nil {
+			t.Fatal(err)
+		}
+		wantP, wantT := make([]float64, 4), make([]float64, 4)
+		for i := range wantP {
+			u := samplerstest.EnergyAt(theta0, i%2) // N = 1, energy scale 1: u = U
+			q := beta + fQ(u, p0[i])
+			fd := fD(u, p0[i], g[i])
+			d := alpha*q*q + sD*fd + c0
+			slope := 1.0 // ∂D_eff/∂D_f
+			if friction == nnsghmc.FrictionExponential {
+				slope = math.Exp(-eta * d)
 			}
-			st, _ := k.Init(theta0, p0)
-			if err := k.Step(rand.New(rand.NewPCG(seed, 0)), st); err != nil {
-				t.Fatal(err)
+			gammaP := 0.1*g[i] + slope*(2*alpha*q*(-0.35)+sD*0.8*0.3) // ∂Q/∂u·∂u/∂θ + ∂D_eff/∂p
+			gammaT := 0.35                                            // −∂Q/∂p
+			if gamma == nnsghmc.GammaNone {
+				gammaP, gammaT = 0, 0
 			}
-			wantP, wantT := make([]float64, 4), make([]float64, 4)
-			for i := range wantP {
-				u := samplerstest.EnergyAt(theta0, i%2) // N = 1, energy scale 1: u = U
-				q := beta + fQ(u, p0[i])
-				fd := fD(u, p0[i], g[i])
-				d := alpha*q*q + sD*fd + c0
-				gammaP := 0.1*g[i] + 2*alpha*q*(-0.35) + sD*0.8*0.3 // ∂Q/∂u·∂u/∂θ + ∂D/∂p
-				gammaT := 0.35                                      // −∂Q/∂p
-				if gamma == nnsghmc.GammaNone {
-					gammaP, gammaT = 0, 0
-				}
+			if friction == nnsghmc.FrictionExplicit {
 				wantP[i] = p0[i] - eta*q*g[i] - eta*d*p0[i] + eta*gammaP + math.Sqrt(2*eta*d)*xi[i]
-				wantT[i] = theta0[i] + eta*(beta+fQ(u, wantP[i]))*wantP[i] + eta*gammaT
+			} else {
+				wantP[i] = math.Exp(-eta*d)*p0[i] - eta*q*g[i] + eta*gammaP + math.Sqrt(2*(1-math.Exp(-eta*d)))*xi[i]
 			}
-			samplerstest.AssertClose(t, "p", st.P, wantP)
-			samplerstest.AssertClose(t, "θ", st.Theta, wantT)
-		})
-	}
+			wantT[i] = theta0[i] + eta*(beta+fQ(u, wantP[i]))*wantP[i] + eta*gammaT
+		}
+		samplerstest.AssertClose(t, "p", st.P, wantP)
+		samplerstest.AssertClose(t, "θ", st.Theta, wantT)
+	})
 }
 
 // TestSameSeedGivesBitIdenticalChains: NNSGHMC on a target with injected

@@ -45,7 +45,9 @@ func chainGroups(cfg Config) []chainGroup {
 // one. Each group runs its own graphs, whose per-op cost does not shrink
 // with its chains, so 20 chains on 16 CPUs make 10 groups of two, as fast as
 // 16 groups of one or two and with less work. It returns nil for one group.
-// Groups beyond procs take turns on the CPUs.
+// Groups beyond procs take turns on the CPUs, in whole rounds: more groups
+// than CPUs come in a multiple of procs (20 chains of at most 8 a group on
+// 2 CPUs make 4 groups of 5, not 3 of 6 or 7, whose last would run alone).
 func splitChains(k, procs, maxSize int) []chainGroup {
 	if k <= 1 {
 		return nil
@@ -55,6 +57,9 @@ func splitChains(k, procs, maxSize int) []chainGroup {
 		size = min(size, (k+p-1)/p)
 	}
 	n := (k + size - 1) / size
+	if p := min(procs, k); n > p && n%p != 0 {
+		n = min(k, (n+p-1)/p*p) // whole rounds: no CPU idles in the last
+	}
 	if n <= 1 {
 		return nil
 	}

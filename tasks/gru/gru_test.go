@@ -504,7 +504,7 @@ func TestChainGroupsGiveIdenticalResults(t *testing.T) {
 	for _, r := range []struct {
 		name                 string
 		procs, cache, groups int
-	}{{"three groups on 3 CPUs", 3, big, 3}, {"five groups on one CPU", 1, small, 5}, {"three groups on 2 CPUs", 2, 2 * small, 3}} {
+	}{{"three groups on 3 CPUs", 3, big, 3}, {"five groups on one CPU", 1, small, 5}, {"four groups on 2 CPUs", 2, 2 * small, 4}} {
 		ll3, nll3, g3, s3 := run(r.procs, r.cache, r.groups)
 		for _, c := range []struct {
 			name string
@@ -521,14 +521,16 @@ func TestChainGroupsGiveIdenticalResults(t *testing.T) {
 
 // Chains are split into as few groups as reach the largest group that one
 // group per CPU gives and the cache allows (maxSize), with sizes that differ
-// by at most one.
+// by at most one, and more groups than CPUs in a multiple of the CPUs.
 func TestSplitChains(t *testing.T) {
 	for _, c := range []struct{ k, procs, maxSize, groups, largest int }{
 		{20, 1, 20, 0, 0}, {1, 4, 20, 0, 0}, {20, 2, 20, 2, 10}, {20, 3, 20, 3, 7}, {20, 4, 20, 4, 5}, {20, 8, 20, 7, 3},
 		{20, 16, 20, 10, 2}, {20, 20, 20, 20, 1}, {20, 64, 20, 20, 1}, {5, 3, 5, 3, 2}, {7, 6, 7, 4, 2},
 		// The cache bound, on one CPU and with more CPUs: the larger count wins.
 		{20, 1, 4, 5, 4}, {20, 1, 3, 7, 3}, {20, 1, 1, 20, 1}, {20, 1, 0, 20, 1}, {20, 1, 100, 0, 0},
-		{20, 2, 4, 5, 4}, {20, 8, 4, 7, 3}, {20, 2, 2, 10, 2}, {1, 1, 1, 0, 0},
+		{20, 2, 4, 6, 4}, {20, 8, 4, 7, 3}, {20, 2, 2, 10, 2}, {1, 1, 1, 0, 0},
+		// More groups than CPUs come in whole rounds.
+		{20, 2, 8, 4, 5}, {20, 3, 4, 6, 4}, {7, 2, 2, 4, 2}, {5, 2, 1, 5, 1},
 	} {
 		gs := splitChains(c.k, c.procs, c.maxSize)
 		largest, smallest, next := 0, c.k, 0
