@@ -16,7 +16,8 @@ func TestHelpStartsWithADescription(t *testing.T) {
 }
 
 // TestHelpListsTheTasksItTrainsOn: --task's help names the tasks with a
-// meta-training set-up and no other, and no flag's default is given twice
+// meta-training set-up and no other, --validate-every's describes each
+// one's validation protocol, and no flag's default is given twice
 // ("(default: the task's) (default -1)").
 func TestHelpListsTheTasksItTrainsOn(t *testing.T) {
 	help, _ := clitest.Stdout(t, func() error { return run(context.Background(), []string{"--help"}) })
@@ -34,6 +35,12 @@ func TestHelpListsTheTasksItTrainsOn(t *testing.T) {
 	for _, name := range []string{"gaussian20", "mnist-nt", "jsb-gru"} {
 		if strings.Contains(line, name) {
 			t.Errorf("--task's help %q lists %s, which has no training set-up", line, name)
+		}
+	}
+	flat := strings.Join(strings.Fields(help), " ")
+	for _, name := range catalog.TrainingNames() {
+		if !strings.Contains(flat, name+": ") {
+			t.Errorf("the help does not describe %s's validation protocol", name)
 		}
 	}
 	for _, l := range strings.Split(help, "\n") {

@@ -8,6 +8,15 @@
 // (the loss's energy term and gradient norm against steps) and config.json
 // (the command, the resolved flags, the training settings, and the
 // absolute path and SHA-256 of each input file: --target-cov, --init).
+//
+// A training set-up with a validation protocol (train --help names it) is
+// validated every --validate-every epochs and after the last: the trained
+// sampler, with the run settings of the set-up's evaluations, on targets
+// and with run seeds that no evaluation in experiments/ uses (seeds 1–10;
+// the evaluations report seeds 15 and above). validation.csv gets a row
+// per validation, best.json the networks of the best epoch so far, and
+// sampler.json at the end is the best epoch's, its epoch and score in its
+// "training" record. Nothing about the evaluations enters the choice.
 // `--resume DIR` continues an interrupted run with the flags in
 // DIR/config.json and the very input files it started with, and gives the
 // same result, bit for bit, as an uninterrupted one; flags given beside it
@@ -69,6 +78,7 @@ type options struct {
 	task, out, resume, preset string
 	init, friction            string
 	epochs, chains, subEpochs int
+	validateEvery             int
 	steps, window             int
 	stepSize, lr, energyScale float64
 	continueStepSize          float64
@@ -95,6 +105,7 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.StringVar(&o.friction, "friction-step", string(nnsghmc.FrictionExponential), "the unrolled sampler's friction step: exponential (e^{−η·D_f}·p, stable at any η) or explicit (the paper's (1 − η·D_f)·p, which throws chains out where η·D_f > 2)")
 	fs.Float64Var(&o.lr, "lr", 0, "Adam learning rate of both networks (default: the task's)")
 	fs.Float64Var(&o.energyScale, "energy-scale", 0, "scale s_u of the networks' energy input u = s_u·Ũ/N (default: the task's; give sample the same, or the test's counterpart, with --energy-scale)")
+	fs.IntVar(&o.validateEvery, "validate-every", -1, "run the set-up's validation protocol every N epochs and after the last, and write the best epoch's networks as sampler.json (default: the set-up's N; 0: no validation, the last epoch's networks). The protocols: "+strings.Join(catalog.ValidationProtocols(), "; "))
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar, nor progress lines when standard error is not a terminal")
 	fs.BoolVar(&o.float32, "float32", false, "evaluate the task's energies and gradients in float32 (the sampler, the losses and the networks stay float64)")
@@ -215,20 +226,79 @@ func run(ctx context.Context, args []string) (err error) {
 		saved = &cp.Position
 		return nil
 	}
+	info := map[string]any{
+		"task": o.task, "seed": o.seed, "sub_epochs": cfg.SubEpochs, "chains": cfg.Chains,
+		"steps": cfg.Steps, "window": cfg.Window, "train_step_size": nnSettings.StepSize(1), "train_dim": task.Dim,
+	}
+	if cfg.ContinueStepSize > 0 {
+		info["continue_step_size"] = cfg.ContinueStepSize
+	}
+	if cfg.FreshMomentum {
+		info["fresh_momentum"] = true
+	}
+	if cfg.DataPerUnroll {
+		info["data_per_unroll"] = true
+	}
+	if o.init != "" {
+		info["init"] = o.init
+	}
+	if o.float32 {
+		info["energy_dtype"] = "float32"
+	}
+	var val *validator
+	if o.preset == "quick" && !fs.Changed("validate-every") {
+		o.validateEvery = 0 // a demo
+	}
+	v := task.Training.Validation
+	if v != nil && testValidation != nil {
+		v = testValidation(v)
+	}
+	if v != nil && o.validateEvery != 0 {
+		every := v.Every
+		if o.validateEvery > 0 {
+			every = o.validateEvery
+		}
+		val = newValidator(v, o.target, o.out, every, cfg.Epochs)
+		if resumed != nil {
+			if err := val.resume(tr.Epochs()); err != nil {
+				return err
+			}
+		}
+	}
 	bar := cli.NewProgress(tr.Unrolls(), "train "+o.task, o.quiet, os.Stderr)
 	bar.Skip(tr.Completed())
-	err = tr.Run(ctx, func(r train.Row) {
-		bar.Describe(fmt.Sprintf("train %s epoch %d %s energy %.4g", o.task, r.Epoch, r.Loss, r.Energy))
-		if r.Loss == cfgLastLoss(cfg) {
-			bar.Add(1)
+	validate := func() error {
+		if val == nil || !val.pending(tr.Epochs()) {
+			return nil
 		}
-	}, func() error {
-		if err := writeCheckpoint(); err != nil {
+		info["epochs"] = tr.Epochs()
+		line, err := val.validate(ctx, tr, info, tr.Epochs())
+		if ctx.Err() != nil {
+			return train.ErrInterrupted // the checkpoint stands; a resumed run validates this epoch first
+		}
+		if err != nil {
 			return err
 		}
-		bar.Log(tr.Completed(), epochLine(tr, cfg))
-		return writeRows(o.out, tr.Rows())
-	})
+		bar.Log(tr.Completed(), line)
+		return nil
+	}
+	if err = validate(); err == nil {
+		err = tr.Run(ctx, func(r train.Row) {
+			bar.Describe(fmt.Sprintf("train %s epoch %d %s energy %.4g", o.task, r.Epoch, r.Loss, r.Energy))
+			if r.Loss == cfgLastLoss(cfg) {
+				bar.Add(1)
+			}
+		}, func() error {
+			if err := writeCheckpoint(); err != nil {
+				return err
+			}
+			bar.Log(tr.Completed(), epochLine(tr, cfg))
+			if err := writeRows(o.out, tr.Rows()); err != nil {
+				return err
+			}
+			return validate()
+		})
+	}
 	bar.Finish()
 	switch {
 	case errors.Is(err, train.ErrInterrupted):
@@ -250,32 +320,30 @@ func run(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	trained := tr.Trained()
-	info := map[string]any{
-		"task": o.task, "seed": o.seed, "epochs": tr.Epochs(), "sub_epochs": cfg.SubEpochs, "chains": cfg.Chains,
-		"steps": cfg.Steps, "window": cfg.Window, "train_step_size": trained.Domain.StepSize.Min, "train_dim": task.Dim,
-	}
-	if cfg.ContinueStepSize > 0 {
-		info["continue_step_size"] = cfg.ContinueStepSize
-	}
-	if cfg.FreshMomentum {
-		info["fresh_momentum"] = true
-	}
-	if cfg.DataPerUnroll {
-		info["data_per_unroll"] = true
-	}
-	if o.init != "" {
-		info["init"] = o.init
-	}
-	if o.float32 {
-		info["energy_dtype"] = "float32"
-	}
+	info["epochs"] = tr.Epochs()
 	trained.Training = info
+	if val != nil {
+		chosen, err := val.chosenSampler()
+		if err != nil {
+			return err
+		}
+		if chosen != nil {
+			trained = chosen
+			bar.Note(fmt.Sprintf("sampler.json holds the networks of epoch %d, the best of the validations (validation.csv)", val.chosen))
+		} else {
+			bar.Note("every validation lost a chain: sampler.json holds the last epoch's networks")
+		}
+	}
 	if err := cli.WriteFile(filepath.Join(o.out, "sampler.json"), trained.Encode); err != nil {
 		return err
 	}
 	bar.Note("outputs in " + o.out)
 	return nil
 }
+
+// testValidation, when not nil, replaces the set-up's validation protocol
+// (tests shorten it).
+var testValidation func(*catalog.Validation) *catalog.Validation
 
 // quickHidden is the GRU width of --preset quick.
 const quickHidden = 16
@@ -403,7 +471,7 @@ func readCheckpoint(dir string) (*train.Checkpoint, error) {
 // runKind is what train writes into --out.
 var runKind = cli.RunKind{
 	Command: cli.KindTrain,
-	Files:   []string{cli.ConfigFile, "checkpoint.json", "train.csv", "train.png", "train.svg", "sampler.json"},
+	Files:   []string{cli.ConfigFile, "checkpoint.json", "train.csv", "train.png", "train.svg", "validation.csv", bestFile, "sampler.json"},
 	Keep:    func(dir string) string { return "continue it with --resume " + dir + ", or choose another --out" },
 }
 

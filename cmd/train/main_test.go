@@ -26,7 +26,13 @@ import (
 
 // TestMain lets tests run the command itself as a subprocess (see
 // clitest.Main).
-func TestMain(m *testing.M) { os.Exit(clitest.Main(m, main, datatest.Main)) }
+// TestMain runs the tests, and the commands they start, without the
+// set-ups' validation protocols, which take minutes on the data tasks; the
+// tests of validation put a short one back (shortValidation).
+func TestMain(m *testing.M) {
+	testValidation = noValidation
+	os.Exit(clitest.Main(m, main, datatest.Main))
+}
 
 func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 	dir := t.TempDir()

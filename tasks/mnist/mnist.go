@@ -107,6 +107,15 @@ func (s *Set) Features() []float64 {
 	return x
 }
 
+// Slice returns the images lo, …, hi−1 of s in their order, sharing s's
+// memory. It panics unless 0 ≤ lo ≤ hi ≤ s.N.
+func (s *Set) Slice(lo, hi int) *Set {
+	if lo < 0 || lo > hi || hi > s.N {
+		panic(fmt.Sprintf("mnist: Slice [%d, %d) of %d images", lo, hi, s.N))
+	}
+	return &Set{Pixels: s.Pixels[lo*Dim : hi*Dim], Labels: s.Labels[lo:hi], N: hi - lo, Classes: s.Classes, Digits: s.Digits}
+}
+
 // Subset returns the images whose label is one of digits, relabelled
 // 0..len(digits)−1 in the order given: Subset(5, 6, 7, 8, 9) maps digit 5 to
 // class 0 and digit 9 to class 4. The digits are labels of s (for a full

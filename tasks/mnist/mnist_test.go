@@ -280,3 +280,20 @@ func TestLoadUnreadable(t *testing.T) {
 		t.Errorf("unreadable file: %v", err)
 	}
 }
+
+func TestSlice(t *testing.T) {
+	s := &Set{Pixels: make([]byte, 5*Dim), Labels: []int{0, 1, 2, 3, 4}, N: 5, Classes: 10}
+	for i := range s.Pixels {
+		s.Pixels[i] = byte(i / Dim)
+	}
+	sub := s.Slice(1, 4)
+	if sub.N != 3 || len(sub.Pixels) != 3*Dim || sub.Labels[0] != 1 || sub.Labels[2] != 3 || sub.Pixels[0] != 1 || sub.Pixels[3*Dim-1] != 3 || sub.Classes != 10 {
+		t.Errorf("Slice(1, 4) = %d images, labels %v", sub.N, sub.Labels)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Slice(4, 6) of 5 images did not panic")
+		}
+	}()
+	s.Slice(4, 6)
+}

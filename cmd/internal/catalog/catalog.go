@@ -100,6 +100,9 @@ type Training struct {
 	// NewTarget, when not nil, builds the target that training runs the
 	// sampler on (else Task.NewTarget).
 	NewTarget func(k int, noise float64) (samplers.Target, error)
+	// Validation is the set-up's validation protocol, by which train
+	// chooses the epoch it writes; nil for none.
+	Validation *Validation
 }
 
 // Sampler gives meta-training its starting NNSGHMC: random networks drawn

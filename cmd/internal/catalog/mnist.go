@@ -34,6 +34,10 @@ type mnistTask struct {
 	clampQ, dMax                             float64
 	evalEvery                                int
 	training                                 *mnistTraining
+	// heldOut, when positive, holds the last heldOut training images out
+	// of the sampling for the monitor, which scores on them instead of the
+	// test split (the validation tasks, which no evaluation uses).
+	heldOut int
 }
 
 // mnistTraining is a meta-training set-up on an MNIST task.
@@ -48,6 +52,18 @@ type mnistTraining struct {
 	// images left over (none on all 60,000 images), and the losses on the
 	// step's minibatch (train.Config.DataPerUnroll, bnn.Energy.KeepLast)
 	authorsLoader bool
+	// validation names the validation task (mnistValidation).
+	validation string
+}
+
+// mnistValidation is the validation protocol of an MNIST set-up: the
+// task's NNSGHMC on the validation task (mnist-valid or mnist-data-valid)
+// for 1,000 steps (10 data epochs of mnist-valid's 50,000 images) with
+// run seeds 1 and 2, 20 chains, scored by the held-out images' NLL of the
+// 20-chain ensemble after the last step, every 8 epochs.
+func mnistValidation(task string) *Validation {
+	return &Validation{Task: task, Targets: []ValidationTarget{{Name: "held-out-images"}}, Seeds: []uint64{1, 2}, Chains: 20, Steps: 1000,
+		Metric: bnn.MetricNLL, Every: 8}
 }
 
 // mnistNN are the authors' NNSGHMC settings on MNIST: u = log-joint/N
@@ -68,7 +84,7 @@ func bnnSettings(clampQ, dMax float64) nnsghmc.Settings {
 var mnistInputs = nnsghmc.Inputs{EnergyScale: mnistNN.EnergyScale, GradScale: mnistNN.GradScale, MomentumScale: mnistNN.MomentumScale}
 
 func init() {
-	nt := &mnistTraining{lr: 0.007, dMax: 1000, window: 15, every: 3, initStd: 0.2, authorsLoader: true}
+	nt := &mnistTraining{lr: 0.007, dMax: 1000, window: 15, every: 3, initStd: 0.2, authorsLoader: true, validation: "mnist-valid"}
 	tasks := map[string]mnistTask{
 		"mnist-relu": {desc: "Bayesian MLP 784-20-10 ReLU on all MNIST digits: trains the NT and AF samplers",
 			net: bnn.NTTrain, lrSGLD: 0.2, lrPSGLD: 1.4e-3, lrSGHMC: 0.01, lrNN: 0.018, lrNNWarm: 0.0085,
@@ -76,7 +92,7 @@ func init() {
 		"mnist-data-train": {desc: "Bayesian MLP 784-20-5 ReLU on MNIST digits 0-4: trains the Data sampler",
 			net: bnn.DataTrain, digits: []int{0, 1, 2, 3, 4}, lrSGLD: 0.2, lrPSGLD: 1.3e-3, lrSGHMC: 0.01, lrNN: 0.018, lrNNWarm: 0.008,
 			clampQ: 4, dMax: 400, evalEvery: 20,
-			training: &mnistTraining{lr: 0.007, dMax: 400, window: 10, every: 5, initStd: 0.2, authorsLoader: true}},
+			training: &mnistTraining{lr: 0.007, dMax: 400, window: 10, every: 5, initStd: 0.2, authorsLoader: true, validation: "mnist-data-valid"}},
 		"mnist-nt": {desc: "network-topology generalisation: Bayesian MLP 784-40-40-10 ReLU on all MNIST digits",
 			net: bnn.NTTest, lrSGLD: 0.2, lrPSGLD: 1.4e-3, lrSGHMC: 0.01, lrNN: 0.018, lrNNWarm: 0.0085,
 			clampQ: 5, dMax: 1000, evalEvery: 100},
@@ -86,6 +102,16 @@ func init() {
 		"mnist-data": {desc: "data-set generalisation: Bayesian MLP 784-40-40-5 ReLU on MNIST digits 5-9",
 			net: bnn.DataTest, digits: []int{5, 6, 7, 8, 9}, lrSGLD: 0.2, lrPSGLD: 1.3e-3, lrSGHMC: 0.01, lrNN: 0.018, lrNNWarm: 0.008,
 			clampQ: 4, dMax: 400, evalEvery: 20},
+		// the validation tasks: a 30-30 architecture that no evaluation
+		// uses, sampled on the training split less its last 10,000 images
+		// (of the digits), scored on those; the settings of mnist-nt and
+		// mnist-data
+		"mnist-valid": {desc: "validation of the NT/AF samplers: Bayesian MLP 784-30-30-10 ReLU on the first 50,000 MNIST training images, scored on the last 10,000",
+			net: bnn.MLP{Sizes: []int{784, 30, 30, 10}, Activation: bnn.ReLU}, lrSGLD: 0.2, lrPSGLD: 1.4e-3, lrSGHMC: 0.01, lrNN: 0.018, lrNNWarm: 0.0085,
+			clampQ: 5, dMax: 1000, evalEvery: 100, heldOut: 10000},
+		"mnist-data-valid": {desc: "validation of the Data sampler: Bayesian MLP 784-30-30-5 ReLU on MNIST digits 5-9 of the training split but its last 10,000, scored on those",
+			net: bnn.MLP{Sizes: []int{784, 30, 30, 5}, Activation: bnn.ReLU}, digits: []int{5, 6, 7, 8, 9}, lrSGLD: 0.2, lrPSGLD: 1.3e-3, lrSGHMC: 0.01, lrNN: 0.018, lrNNWarm: 0.008,
+			clampQ: 4, dMax: 400, evalEvery: 20, heldOut: 10000},
 	}
 	for name, t := range tasks {
 		register(name, t.desc, t.training != nil, t.build)
@@ -127,6 +153,10 @@ func (t mnistTask) build(o Options) (*Task, error) {
 	}
 	if t.digits != nil {
 		trainSet, testSet = trainSet.Subset(t.digits...), testSet.Subset(t.digits...)
+	}
+	if t.heldOut > 0 {
+		n := trainSet.N - t.heldOut
+		trainSet, testSet = trainSet.Slice(0, n), trainSet.Slice(n, trainSet.N)
 	}
 	energy, err := bnn.New(t.net, bnn.MNIST(trainSet), mnistBatch)
 	if err != nil {
@@ -172,6 +202,7 @@ func (t mnistTask) build(o Options) (*Task, error) {
 				AuthorsStep: true,
 			},
 			StepSize: sqrtStep(tr.lr), NN: tnn, AlphaCoef: 0.01, QHidden: []int{10}, DHidden: []int{10},
+			Validation: mnistValidation(tr.validation),
 			// meta-training chains start at θ ~ 0.2·N(0, I), p = 0
 			Init: func(rng *rand.Rand, k int) []float64 { return t.net.Init(rng, k, tr.initStd) },
 		}

@@ -155,7 +155,18 @@ func musicTask(o Options, name string, beta float64, trains bool) (*Task, error)
 				QAdam: adam, DAdam: adam,
 			},
 			StepSize: eta, NN: musicNN, AlphaCoef: 0.002, QHidden: []int{10}, DHidden: []int{10},
+			Validation: musicValidation(),
 		}
 	}
 	return task, nil
+}
+
+// musicValidation is the Piano set-up's validation protocol: the task's
+// NNSGHMC on piano-gru at a width that neither training (100) nor the
+// evaluations (200) use, 150, for 30 steps (a third of a data epoch) with
+// run seeds 1 and 2, 20 chains, scored by the 20-chain ensemble's NLL per
+// frame on Piano's validation split after the last step, every 8 epochs.
+func musicValidation() *Validation {
+	return &Validation{Task: "piano-gru", Targets: []ValidationTarget{{Name: "width-150-valid-split", Options: Options{Hidden: 150, Valid: true}}},
+		Seeds: []uint64{1, 2}, Chains: 20, Steps: 30, Metric: gru.MetricValidNLL, Every: 8}
 }

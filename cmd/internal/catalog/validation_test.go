@@ -1,0 +1,71 @@
+package catalog
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
+)
+
+// A validation gives the same figures on one core and on two, scores a run
+// that loses a chain +Inf, and names its figures target by target.
+func TestValidationRun(t *testing.T) {
+	tr, err := nnsghmc.Load("../../../experiments/gaussian/sampler.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &Validation{Task: "gaussian20", Seeds: []uint64{1, 2}, Chains: 10, Steps: 200, Metric: "kl", Every: 1,
+		Targets: []ValidationTarget{{"calm", Options{TargetSeed: 11, TargetScale: 0.6}}, {"wild", Options{TargetSeed: 4, TargetScale: 0.5}}}}
+	var results [2]*ValidationResult
+	for i, procs := range []int{1, 2} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			if results[i], err = v.Run(context.Background(), tr, DefaultOptions); err != nil {
+				t.Fatal(err)
+			}
+		}()
+	}
+	a, b := results[0], results[1]
+	if len(a.Figures) != 4 || len(b.Figures) != 4 {
+		t.Fatalf("figures %v and %v, want 4", a.Figures, b.Figures)
+	}
+	for i := range a.Figures {
+		if math.Float64bits(a.Figures[i]) != math.Float64bits(b.Figures[i]) {
+			t.Errorf("figure %d: %v on one core, %v on two", i, a.Figures[i], b.Figures[i])
+		}
+	}
+	if f := a.Figures; !(f[0] > 0 && f[1] > 0 && !math.IsInf(f[0], 0) && !math.IsInf(f[1], 0)) || !math.IsInf(f[2], 1) || !math.IsInf(f[3], 1) || !math.IsInf(a.Score, 1) {
+		t.Errorf("figures %v, score %v: want finite KLs on the calm target and +Inf (lost chains) on the wild one", f, a.Score)
+	}
+	if names := v.Names(); len(names) != 4 || names[0] != "calm/seed-1" || names[3] != "wild/seed-2" {
+		t.Errorf("names %q", names)
+	}
+}
+
+// The MNIST validation tasks sample on the training split less its last
+// 10,000 images (of their digits) and score on those.
+func TestValidationTasksHoldOutTheirData(t *testing.T) {
+	haveData(t, "mnist/train-labels-idx1-ubyte.gz")
+	full, err := New("mnist-relu", DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := New("mnist-data", DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		want float64
+	}{{"mnist-valid", full.Defaults.DataSize - 10000}, {"mnist-data-valid", data.Defaults.DataSize - 10000}} {
+		task, err := New(c.name, DefaultOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task.Defaults.DataSize != c.want {
+			t.Errorf("%s samples on %v images, want %v", c.name, task.Defaults.DataSize, c.want)
+		}
+	}
+}

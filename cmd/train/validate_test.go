@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
+	"github.com/metasgmcmc/metasgmcmc/internal/ctxtest"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
+)
+
+// noValidation drops a set-up's validation protocol.
+func noValidation(*catalog.Validation) *catalog.Validation { return nil }
+
+// shortValidation runs the set-up's protocol with 100 steps of 10 chains,
+// so that a test on the toy validates in a fraction of a second.
+func shortValidation(t *testing.T) {
+	t.Helper()
+	testValidation = func(v *catalog.Validation) *catalog.Validation {
+		w := *v
+		w.Steps, w.Chains = 100, 10
+		return &w
+	}
+	t.Cleanup(func() { testValidation = noValidation })
+}
+
+// TestValidationChoosesTheEpochItWrites trains the toy for three epochs,
+// validating after each: validation.csv has a row per epoch, sampler.json
+// holds the networks of the epoch with the lowest score and names it, and
+// a run interrupted in the middle of a validation resumes to the same
+// files.
+func TestValidationChoosesTheEpochItWrites(t *testing.T) {
+	shortValidation(t)
+	args := append(append([]string{}, small...), "-epochs", "3", "-validate-every", "1")
+	straight := t.TempDir()
+	if err := run(context.Background(), append(args, "-out", straight)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(straight, "validation.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(rows) != 4 || rows[0][0] != "epoch" || rows[0][len(rows[0])-1] != "score" || len(rows[0]) != 1+4+1 {
+		t.Fatalf("validation.csv: %v, %q", err, rows)
+	}
+	best, bestEpoch := 0.0, 0
+	for i, r := range rows[1:] {
+		score, err := strconv.ParseFloat(r[len(r)-1], 64)
+		if err != nil || r[0] != strconv.Itoa(i+1) {
+			t.Fatalf("validation.csv row %q", r)
+		}
+		if bestEpoch == 0 || score < best {
+			best, bestEpoch = score, i+1
+		}
+	}
+	s, err := nnsghmc.Load(filepath.Join(straight, "sampler.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := s.Training["chosen_epoch"].(float64); int(e) != bestEpoch {
+		t.Errorf("sampler.json names epoch %v, want %d, the lowest score of %q", s.Training["chosen_epoch"], bestEpoch, rows)
+	}
+	a, _ := os.ReadFile(filepath.Join(straight, "sampler.json"))
+	b, _ := os.ReadFile(filepath.Join(straight, bestFile))
+	if !bytes.Equal(a, b) {
+		t.Error("sampler.json is not the best epoch's networks (best.json)")
+	}
+
+	// interrupted during the first validation (after the 2×56 steps of the
+	// first epoch and 150 of the validation's 400), then resumed
+	stopped := t.TempDir()
+	if err := run(ctxtest.CancelAfter(112+150), append(args, "-out", stopped)); err == nil {
+		t.Fatal("the interrupted run finished")
+	}
+	cp, err := readCheckpoint(stopped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(stopped, "validation.csv")); cp.Position.Epoch != 1 || cp.Position.Unroll != 0 || !os.IsNotExist(err) {
+		t.Fatalf("want a run stopped in the validation after epoch 1: checkpoint at %+v, validation.csv: %v", cp.Position, err)
+	}
+	if err := run(context.Background(), []string{"-resume", stopped}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"validation.csv", "sampler.json"} {
+		a, _ := os.ReadFile(filepath.Join(straight, name))
+		b, _ := os.ReadFile(filepath.Join(stopped, name))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("the resumed run's %s differs from the uninterrupted run's:\n%s\n%s", name, a, b)
+		}
+	}
+}

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Meta-trains the toy set-up from three training seeds as a user would run
+# train: train.flags with the exponential friction step and the toy's
+# validation protocol (train --help), which picks the epoch written as
+# sampler.json without looking at any evaluation. Then evaluates each
+# sampler with nnsghmc.flags on the authors' four test covariances with the
+# evaluation seeds 15 and 16, against the toy's bars (KL at 12,000 steps at
+# most 0.03 and ESS at least 50 on every covariance). From the repository
+# root:
+#   bash experiments/gaussian/train-seeds.sh
+# with METASGMCMC_DATA pointing at the data directory. SEEDS (default
+# "1 2 3") are the training seeds; JOBS (default: the number of cores) runs
+# that many trainings or evaluations at once, one core each; finished ones
+# (sampler.json, summary.json) are kept. Writes train-seeds.md (and into
+# README.md).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source experiments/readme.sh
+exp=experiments/gaussian
+runs=${RUNS:-runs/gaussian-train-seeds}
+seeds=${SEEDS:-1 2 3}
+jobs=${JOBS:-$(nproc)}
+covs="1_scale_0.6 2_scale_0.6 3_scale_0.5 4_scale_0.5"
+evals="15 16"
+data=${METASGMCMC_DATA:?set METASGMCMC_DATA to the data directory}
+mkdir -p "$runs"
+go build -buildvcs=true -o "$runs/bin/" ./cmd/train ./cmd/sample
+export bin=$runs/bin runs data exp GOMAXPROCS=1
+
+train() { # SEED
+	[ -f "$runs/train-$1/sampler.json" ] && return
+	if [ -f "$runs/train-$1/checkpoint.json" ]; then
+		"$bin/train" --resume "$runs/train-$1" --quiet
+	else
+		"$bin/train" --flagfile "$exp/train.flags" --friction-step exponential \
+			--target-cov "$data/gaussian/Cov_train_10d" --seed "$1" --out "$runs/train-$1" --quiet
+	fi
+}
+evaluate() { # SEED COV EVAL
+	sample_once "$bin/sample" "$runs/eval-$1-$2-$3" --flagfile "$exp/nnsghmc.flags" \
+		--meta "$runs/train-$1/sampler.json" --target-cov "$data/gaussian/Cov_rand_$2" --seed "$3"
+}
+export -f train evaluate sample_once
+printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'train {}'
+for s in $seeds; do for c in $covs; do for e in $evals; do echo "$s $c $e"; done; done; done |
+	xargs -P "$jobs" -L1 bash -c 'evaluate $0 $1 $2'
+
+value() { # KEY JSON: a top-level number of a JSON file, or "—"
+	awk -v key="\"$1\":" '$1 == key { sub(",", "", $2); print $2; found = 1 } END { if (!found) print "—" }' "$2" 2>/dev/null || echo —
+}
+num() { # FORMAT VALUE: VALUE in the printf FORMAT if it is a number, else as it is
+	awk -v f="$1" -v v="$2" 'BEGIN { if (v ~ /^[-+0-9.eE]+$/) printf f, v; else printf "%s", v }'
+}
+mean() { # VALUES...: their mean, or "—" if one is not a number
+	printf '%s\n' "$@" | awk '$1 !~ /^[-+0-9.eE]+$/ { bad = 1 } { s += $1; n++ } END { if (bad || !n) print "—"; else printf "%.4g", s / n }'
+}
+{
+	echo "| training seed | chosen epoch | validation KL | KL at 12,000 / ESS, cov 1 | cov 2 | cov 3 | cov 4 | bars met |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+	for s in $seeds; do
+		meta=$runs/train-$s/sampler.json
+		row="| $s | $(value chosen_epoch "$meta") | $(num %.4f "$(value validation_score "$meta")")"
+		ok=yes
+		for c in $covs; do
+			kl=() ess=()
+			for e in $evals; do
+				kl+=("$(value kl "$runs/eval-$s-$c-$e/summary.json")")
+				ess+=("$(value ess "$runs/eval-$s-$c-$e/summary.json")")
+			done
+			k=$(mean "${kl[@]}") n=$(mean "${ess[@]}")
+			awk -v k="$k" -v n="$n" 'BEGIN { exit !(k == "—" || n == "—" || k > 0.03 || n < 50) }' && ok=no
+			row="$row | $(num %.4f "$k") / $(num %.0f "$n")"
+		done
+		echo "$row | $ok |"
+	done
+	echo
+	echo "Each cell is the mean over the evaluation seeds $evals."
+} >"$exp/train-seeds.md.tmp"
+mv "$exp/train-seeds.md.tmp" "$exp/train-seeds.md"
+into_readme train-seeds $exp
+cat "$exp/train-seeds.md"
