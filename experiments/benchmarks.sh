@@ -47,6 +47,14 @@ run "One step on piano-gru, 200 hidden units, 20 chains: NNSGHMC with exact Γ v
 	go test ./cmd/internal/catalog -run '^$' -bench PianoGRUStepRatio -benchtime 4x
 run "Bayesian GRU energy + gradient of an 870-frame sequence, 20 chains: segment-chained graph vs hand-written oracle, on one CPU and (the graph's chain groups in parallel) on two" \
 	go test ./tasks/gru -run '^$' -bench Energy -benchtime 3x -cpu 1,2
+run "The machine's GEMM rate (the floor's), float64 and float32, one core and all, OpenBLAS with its kernels named" \
+	go test -tags openblas ./internal/flops -run '^$' -bench Peak -benchtime 1x
+run "Whole sample runs on mnist-nt against the step's FLOP floor, OpenBLAS: ms/step, floor, cores-x (one core over all), nn/sghmc" \
+	go test -tags openblas ./cmd/sample -run '^$' -bench MNISTNTRun -benchtime 1x -timeout 60m
+run "Bayesian GRU energy + gradient, OpenBLAS, on one core and on two (chain groups in parallel)" \
+	go test -tags openblas ./tasks/gru -run '^$' -bench EnergyRatio -benchtime 3x -cpu 1,2
+run "One meta-training unroll at MLP size on one core and on two" \
+	go test ./train -run '^$' -bench UnrollMLPSize -benchtime 1x -cpu 1,2 -timeout 30m
 run "Scoring Piano's test split, 20 chains, H = 200" \
 	go test ./tasks/gru -run '^$' -bench ScorePiano -benchtime 1x
 mv "$tmp" "$out"
