@@ -309,7 +309,10 @@ func grow(x []float64, n int) []float64 {
 //	p_{t+1} = p_t − η·Q_f⊙∇Ũ(θ_t) − η·D_f⊙p_t + η·Γ_p + √(2η·D_f)⊙ξ_t
 //	θ_{t+1} = θ_t + η·Q'_f⊙p_{t+1} + η·Γ'_θ
 //
-// with Q_f, D_f and Γ_p at z_t = (θ_t, p_t), Q'_f and Γ'_θ at (θ_t, p_{t+1}),
+// with the explicit friction step (FrictionExplicit); the exponential one
+// (FrictionExponential, the zero Friction) is the same step with D_f
+// replaced by D_eff = (1 − e^{−η·D_f})/η, in the friction, the noise and
+// Γ_p's ∂D/∂p; and with Q_f, D_f and Γ_p at z_t = (θ_t, p_t), Q'_f and Γ'_θ at (θ_t, p_{t+1}),
 // ξ_t ~ N(0, I) and the correction terms
 //
 //	Γ_θ,i = −∂Q_f,i/∂p_i
