@@ -63,6 +63,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/plot"
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/graph/openblas"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
@@ -318,6 +319,9 @@ func run(ctx context.Context, args []string) error {
 		return writeCheckpoint(o.out, c)
 	}
 	bar = cli.NewProgress(o.steps, label, o.quiet, os.Stderr)
+	if a := openblas.Advice(); a != "" {
+		bar.Note("note: " + a)
+	}
 	bar.Skip(done)
 	start = time.Now().Add(-time.Duration(elapsed * float64(time.Second)))
 	record := func(step int, st *samplers.State) error {

@@ -269,7 +269,7 @@ func TestSignalsStopWithASummary(t *testing.T) {
 			}
 
 			first.Stop(t, sig)
-			lines := strings.Split(strings.TrimSpace(first.Stderr.String()), "\n")
+			lines := clitest.LogLines(first.Stderr.String())
 			last := lines[len(lines)-1]
 			if !regexp.MustCompile(`^sample: interrupted by ` + sig.Name + ` after [0-9]+ steps \(outputs so far written to ` + regexp.QuoteMeta(out) + `\)$`).MatchString(last) {
 				t.Errorf("last line of stderr: %q", last)
@@ -295,7 +295,7 @@ func TestLogWhenNotATerminal(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	args := append(append([]string{}, small[:len(small)-1]...), "-out", out) // without -quiet
 	code, stderr := clitest.Command(t, args...)
-	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	lines := clitest.LogLines(stderr)
 	if code != 0 || len(lines) < 3 {
 		t.Fatalf("status %d, stderr:\n%s", code, stderr)
 	}

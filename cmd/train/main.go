@@ -50,6 +50,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/plot"
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/graph/openblas"
 	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
@@ -266,6 +267,9 @@ func run(ctx context.Context, args []string) (err error) {
 		}
 	}
 	bar := cli.NewProgress(tr.Unrolls(), "train "+o.task, o.quiet, os.Stderr)
+	if a := openblas.Advice(); a != "" {
+		bar.Note("note: " + a)
+	}
 	bar.Skip(tr.Completed())
 	validate := func() error {
 		if val == nil || !val.pending(tr.Epochs()) {

@@ -509,7 +509,7 @@ func TestLogWhenNotATerminal(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	args := append(slices.DeleteFunc(append([]string{}, small...), func(a string) bool { return a == "-quiet" }), "-out", out)
 	code, stderr := clitest.Command(t, args...)
-	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	lines := clitest.LogLines(stderr)
 	stamp := `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d train gaussian10: `
 	want := []string{
 		stamp + `2/4 \(50%\), .* elapsed, ETA .*: epoch 1/2, \S+ energy \S+$`,

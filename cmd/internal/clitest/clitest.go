@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -235,4 +236,12 @@ func CopyDir(t *testing.T, dir string) string {
 		}
 	}
 	return to
+}
+
+// LogLines splits a command's standard error into lines, without the notes
+// that depend on the machine rather than the run (OpenBLAS's kernels,
+// graph/openblas.Advice).
+func LogLines(stderr string) []string {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	return slices.DeleteFunc(lines, func(l string) bool { return strings.Contains(l, "note: OpenBLAS runs") })
 }
