@@ -312,8 +312,8 @@ func grow(x []float64, n int) []float64 {
 // with the explicit friction step (FrictionExplicit); the exponential one
 // (FrictionExponential, the zero Friction) is the same step with D_f
 // replaced by D_eff = (1 − e^{−η·D_f})/η, in the friction, the noise and
-// Γ_p's ∂D/∂p; and with Q_f, D_f and Γ_p at z_t = (θ_t, p_t), Q'_f and Γ'_θ at (θ_t, p_{t+1}),
-// ξ_t ~ N(0, I) and the correction terms
+// Γ_p's ∂D/∂p. Q_f, D_f and Γ_p are at z_t = (θ_t, p_t), Q'_f and Γ'_θ at
+// (θ_t, p_{t+1}), ξ_t ~ N(0, I), and the correction terms are
 //
 //	Γ_θ,i = −∂Q_f,i/∂p_i
 //	Γ_p,i = ∂Q_f,i/∂θ_i + ∂D_f,i/∂p_i = (∂Q_f,i/∂u)·(∂u/∂θ_i) + ∂D_f,i/∂p_i.

@@ -33,7 +33,7 @@ func newLogLikOp(scale float64) logLikOp {
 	return logLikOp{OpBase: graph.NewOpBase(opNamespace, fmt.Sprintf("LogLik(scale=%v)", scale), 2), scale: scale}
 }
 
-// shapes returns K, M and C from the logits' and the labels' shapes.
+// logLikShapes returns K, M and C from the logits' and the labels' shapes.
 func logLikShapes(op fmt.Stringer, l, y tensor.Shape) (k, m, c int, err error) {
 	if len(l) != 3 || len(y) != 2 || l[1] != y[0] || l[2] != y[1] {
 		return 0, 0, 0, fmt.Errorf("%v: logits of shape %v and labels %v, want (K, M, C) and (M, C)", op, l, y)

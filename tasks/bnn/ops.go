@@ -123,7 +123,7 @@ func (op biasActOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, e
 // loop: the first layer's z keeps all chains of a row side by side, so each
 // of its rows is read while it is in cache.
 func biasAct[T float32 | float64](op biasActOp, y, z, b []T, m, out int) {
-	byRows(m, func(lo, hi int) { biasActBlock(op, y, z, b, m, out, lo, hi, 0, op.k) })
+	byRows(m, func(lo, hi int) { biasActRows(op, y, z, b, m, out, lo, hi) })
 }
 
 // rowSpan is the number of rows one worker of the ops takes at a time.
@@ -142,12 +142,12 @@ func byChain(k int, f func(lo, hi int)) {
 	spans.Share(k, 1, func() (func(lo, hi int), func()) { return f, nil })
 }
 
-// biasActBlock is biasAct for the rows [rlo, rhi) and chains [clo, chi),
-// rows outer.
-func biasActBlock[T float32 | float64](op biasActOp, y, z, b []T, m, out, rlo, rhi, clo, chi int) {
+// biasActRows is biasAct for the rows [rlo, rhi) of all chains, rows
+// outer.
+func biasActRows[T float32 | float64](op biasActOp, y, z, b []T, m, out, rlo, rhi int) {
 	k := op.k
 	for r := rlo; r < rhi; r++ {
-		for c := clo; c < chi; c++ {
+		for c := 0; c < k; c++ {
 			yr := y[(c*m+r)*out : (c*m+r+1)*out]
 			off, stride := op.zRow(c, r, m, out)
 			switch op.act {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
-	"sync"
+	"strings"
 
+	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 )
@@ -87,19 +87,12 @@ func (v *Validation) Names() []string {
 // Describe says in one line what the protocol runs, for train --help and
 // the run's outputs.
 func (v *Validation) Describe() string {
-	return fmt.Sprintf("%s (%s), run seeds %v, %d chains, %d steps, mean %s after the last step, every %d epochs and after the last",
-		v.Task, joinNames(v.Targets), v.Seeds, v.Chains, v.Steps, v.Metric, v.Every)
-}
-
-func joinNames(ts []ValidationTarget) string {
-	s := ""
-	for i, t := range ts {
-		if i > 0 {
-			s += ", "
-		}
-		s += t.Name
+	var names []string
+	for _, t := range v.Targets {
+		names = append(names, t.Name)
 	}
-	return s
+	return fmt.Sprintf("%s (%s), run seeds %v, %d chains, %d steps, mean %s after the last step, every %d epochs and after the last",
+		v.Task, strings.Join(names, ", "), v.Seeds, v.Chains, v.Steps, v.Metric, v.Every)
 }
 
 // Run validates the trained sampler tr: every target and seed, its runs
@@ -120,22 +113,9 @@ func (v *Validation) Run(ctx context.Context, tr *nnsghmc.Trained, base Options)
 	}
 	figures := make([]float64, len(jobs))
 	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := min(len(jobs), runtime.GOMAXPROCS(0)); w > 0; w-- {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				figures[i], errs[i] = v.run(ctx, tr, jobs[i].opts, jobs[i].seed)
-			}
-		}()
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	spans.Share(len(jobs), 1, func() (func(lo, hi int), func()) {
+		return func(i, _ int) { figures[i], errs[i] = v.run(ctx, tr, jobs[i].opts, jobs[i].seed) }, nil
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
