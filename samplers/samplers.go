@@ -1,8 +1,13 @@
 // Package samplers runs stochastic-gradient MCMC on K parallel chains:
 // SGLD, SGHMC and preconditioned SGLD here, the meta-learned NNSGHMC of
 // Gong, Li & Hernández-Lobato (ICLR 2019) in package nnsghmc, and any
-// kernel written elsewhere. It imports no Gorgonia: a user's model needs
-// this package, diag and nnsghmc only.
+// kernel written elsewhere. Beside them, as references, it runs three
+// optimisers as kernels of the same shape, each chain an independent
+// optimisation from its own start whose positions are point estimates:
+// Adam (Kingma & Ba, 2015), SGD with heavy-ball momentum, and Santa
+// (Chen et al., 2016), which anneals SG-MCMC with thermostats and an
+// RMSprop preconditioner to zero temperature. It imports no Gorgonia: a
+// user's model needs this package, diag and nnsghmc only.
 //
 // # Targets
 //
@@ -69,13 +74,14 @@ type State struct {
 	// Steps counts the steps taken since Init.
 	Steps int
 	// Aux is the kernel's own memory of the chains beyond positions and
-	// momenta, nil for a kernel without one (SGLD, SGHMC). The kernel that
-	// made the state sets it in Init and type-asserts it to its own type in
-	// Step: pSGLD keeps its moving average of squared gradients here and
-	// NNSGHMC its finite-difference memory, and a kernel written in another
-	// package keeps its own the same way (see the SGNHT example). Other
-	// code should treat it as opaque; a copy of a State made with = shares
-	// it.
+	// momenta, nil for a kernel without one (SGLD, SGHMC, SGD-M, whose
+	// velocity is P). The kernel that made the state sets it in Init and
+	// type-asserts it to its own type in Step: pSGLD keeps its moving
+	// average of squared gradients here, Adam its moments, Santa its
+	// thermostats and NNSGHMC its finite-difference memory, and a kernel
+	// written in another package keeps its own the same way (see the SGNHT
+	// example). Other code should treat it as opaque; a copy of a State
+	// made with = shares it.
 	Aux any
 }
 

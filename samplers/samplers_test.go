@@ -132,6 +132,9 @@ func TestDivergenceNamesTheBadStatesStep(t *testing.T) {
 		{"SGHMC", func() (samplers.Kernel, error) {
 			return samplers.NewSGHMC(samplerstest.StandardTarget(t, 2), samplers.SGHMCSettings{StepSize: samplers.Constant(50), Friction: 1})
 		}},
+		{"SGD-M", func() (samplers.Kernel, error) {
+			return samplers.NewSGDM(samplerstest.StandardTarget(t, 2), samplers.SGDMSettings{StepSize: samplers.Constant(50), Momentum: 0.9})
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := tc.make()
@@ -195,6 +198,45 @@ func TestInvalidSettingsAreRejected(t *testing.T) {
 			_, err := samplers.NewPSGLD(target, samplers.PSGLDSettings{StepSize: samplers.Constant(0.1), Decay: 0.99})
 			return err
 		}},
+		{"Adam β₁ 1", func() error {
+			_, err := samplers.NewAdam(target, samplers.AdamSettings{StepSize: samplers.Constant(0.1), Beta1: 1, Beta2: 0.999, Epsilon: 1e-8})
+			return err
+		}},
+		{"Adam NaN β₂", func() error {
+			_, err := samplers.NewAdam(target, samplers.AdamSettings{StepSize: samplers.Constant(0.1), Beta1: 0.9, Beta2: math.NaN(), Epsilon: 1e-8})
+			return err
+		}},
+		{"Adam zero settings", func() error { _, err := samplers.NewAdam(target, samplers.AdamSettings{}); return err }},
+		{"SGD-M momentum 1", func() error {
+			_, err := samplers.NewSGDM(target, samplers.SGDMSettings{StepSize: samplers.Constant(0.1), Momentum: 1})
+			return err
+		}},
+		{"SGD-M no schedule", func() error { _, err := samplers.NewSGDM(target, samplers.SGDMSettings{Momentum: 0.9}); return err }},
+		{"Santa zero settings", func() error { _, err := samplers.NewSanta(target, samplers.SantaSettings{}); return err }},
+		{"Santa negative exploration", func() error {
+			s := samplers.DefaultSantaSettings()
+			s.Explore = -1
+			_, err := samplers.NewSanta(target, s)
+			return err
+		}},
+		{"Santa negative annealing", func() error {
+			s := samplers.DefaultSantaSettings()
+			s.Anneal = -0.5
+			_, err := samplers.NewSanta(target, s)
+			return err
+		}},
+		{"Santa infinite alpha0", func() error {
+			s := samplers.DefaultSantaSettings()
+			s.Alpha0 = math.Inf(1)
+			_, err := samplers.NewSanta(target, s)
+			return err
+		}},
+		{"Santa decay 1", func() error {
+			s := samplers.DefaultSantaSettings()
+			s.Decay = 1
+			_, err := samplers.NewSanta(target, s)
+			return err
+		}},
 		{"nil target", func() error { _, err := samplers.NewSGLD(nil, samplers.DefaultSGLDSettings()); return err }},
 		{"wrong number of positions", func() error {
 			s, _ := samplers.NewSGLD(target, samplers.DefaultSGLDSettings())
@@ -216,6 +258,9 @@ func TestInvalidSettingsAreRejected(t *testing.T) {
 		"SGLD":  func() error { _, err := samplers.NewSGLD(target, samplers.DefaultSGLDSettings()); return err },
 		"SGHMC": func() error { _, err := samplers.NewSGHMC(target, samplers.DefaultSGHMCSettings()); return err },
 		"pSGLD": func() error { _, err := samplers.NewPSGLD(target, samplers.DefaultPSGLDSettings()); return err },
+		"Adam":  func() error { _, err := samplers.NewAdam(target, samplers.DefaultAdamSettings()); return err },
+		"SGD-M": func() error { _, err := samplers.NewSGDM(target, samplers.DefaultSGDMSettings()); return err },
+		"Santa": func() error { _, err := samplers.NewSanta(target, samplers.DefaultSantaSettings()); return err },
 	} {
 		if err := build(); err != nil {
 			t.Errorf("%s: the default settings are rejected: %v", name, err)

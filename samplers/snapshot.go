@@ -113,3 +113,102 @@ func (m *psgldMemory) UnmarshalJSON(b []byte) error {
 
 // Fits checks the restored average against n coordinates.
 func (m *psgldMemory) Fits(n int) error { return vectorFits("v", m.v, n) }
+
+// stepsFit checks the saved step count of a kernel's memory.
+func stepsFit(t int) error {
+	if t < 0 {
+		return fmt.Errorf("t is %d, want ≥ 0", t)
+	}
+	return nil
+}
+
+// countedVectorFits checks a saved vector of the memory of a kernel that
+// counts its steps: none before its first step (t = 0), n values after.
+func countedVectorFits(name string, v []float64, t, n int) error {
+	want := n
+	if t == 0 {
+		want = 0
+	}
+	if len(v) != want {
+		return fmt.Errorf("%s has %d values at step %d, want %d", name, len(v), t, want)
+	}
+	return nil
+}
+
+type adamJSON struct {
+	T int       `json:"t"`
+	M []float64 `json:"m"`
+	V []float64 `json:"v"`
+}
+
+// MarshalJSON saves Adam's step count and moments (null before the first
+// step).
+func (m *adamMemory) MarshalJSON() ([]byte, error) {
+	return json.Marshal(adamJSON{T: m.t, M: m.m, V: m.v})
+}
+
+// UnmarshalJSON restores Adam's memory saved by MarshalJSON.
+func (m *adamMemory) UnmarshalJSON(b []byte) error {
+	var j adamJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	m.t, m.m, m.v = j.T, j.M, j.V
+	return nil
+}
+
+// Fits checks the restored memory against n coordinates: both moments or
+// neither, and none before the first step.
+func (m *adamMemory) Fits(n int) error {
+	if err := stepsFit(m.t); err != nil {
+		return err
+	}
+	if err := countedVectorFits("m", m.m, m.t, n); err != nil {
+		return err
+	}
+	return countedVectorFits("v", m.v, m.t, n)
+}
+
+type santaJSON struct {
+	T     int       `json:"t"`
+	V     []float64 `json:"v"`
+	Alpha []float64 `json:"alpha"`
+	DrawU bool      `json:"draw_u,omitempty"`
+}
+
+// MarshalJSON saves Santa's step count, squared-gradient average and
+// thermostats (null before the first step), and whether u_0 is still to be
+// drawn.
+func (m *santaMemory) MarshalJSON() ([]byte, error) {
+	return json.Marshal(santaJSON{T: m.t, V: m.v, Alpha: m.alpha, DrawU: m.drawU})
+}
+
+// UnmarshalJSON restores Santa's memory saved by MarshalJSON.
+func (m *santaMemory) UnmarshalJSON(b []byte) error {
+	var j santaJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	m.t, m.v, m.alpha, m.drawU = j.T, j.V, j.Alpha, j.DrawU
+	return nil
+}
+
+// Fits checks the restored memory against n coordinates: both vectors or
+// neither, none before the first step, and u_0 drawn after it.
+func (m *santaMemory) Fits(n int) error {
+	if err := stepsFit(m.t); err != nil {
+		return err
+	}
+	for _, x := range []struct {
+		name string
+		v    []float64
+	}{{"v", m.v}, {"alpha", m.alpha}} {
+		if err := countedVectorFits(x.name, x.v, m.t, n); err != nil {
+			return err
+		}
+	}
+	if m.drawU && m.t > 0 {
+		return fmt.Errorf("draw_u is set at step %d, after u_0 was drawn", m.t)
+	}
+	return nil
+}

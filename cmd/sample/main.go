@@ -87,6 +87,8 @@ type options struct {
 	target                          catalog.Options
 	nn                              nnFlags
 	psgldDecay, psgldLambda         float64
+	santaExplore                    int
+	santaAnneal                     float64
 	// warn receives the kernel's warnings (samplers.Warn)
 	warn samplers.Warn
 }
@@ -116,7 +118,8 @@ func run(ctx context.Context, args []string) error {
 	fs.IntVar(&o.traceCoords, "trace-coords", defaultTraceCoords, "what --trace-every traces: the first `N` coordinates of θ of each chain, 8·chains·N bytes a draw; 0: all")
 	registerSamplerFlags(fs, &o)
 	cli.SetUsage(fs, cli.Help{Name: "sample", Synopsis: "sample [flags] [--out DIR | --resume DIR]",
-		Description: "runs an SG-MCMC sampler (" + samplerList(func(s *sampler) string { return s.label }) + ") on a task and writes its metrics into --out"})
+		Description: "runs an SG-MCMC sampler (" + samplerList(labelIf(false)) + ") or, for reference, an optimiser on every chain (" +
+			samplerList(labelIf(true)) + ") on a task and writes its metrics into --out"})
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -534,14 +537,7 @@ func (o *options) resolve(fs *pflag.FlagSet, task *catalog.Task) error {
 	}
 	// η from --step-size, else from --lr as the paper converts it, else the
 	// task's default for this sampler
-	n := def.DataSize
-	fromLR := func(lr float64) float64 {
-		if smp.firstOrder {
-			return samplers.SGLDStepSize(lr, n)
-		}
-		eta, _ := samplers.SGHMCParams(lr, n, 0)
-		return eta
-	}
+	fromLR := func(lr float64) float64 { return smp.fromLR(lr, def.DataSize) }
 	switch {
 	case fs.Changed("lr"):
 		o.stepSize = fromLR(o.lr)

@@ -22,8 +22,13 @@ type sampler struct {
 	label string // the name in the help and on the progress bar
 	// firstOrder samplers take η = lr/N from a per-batch learning rate
 	// (samplers.SGLDStepSize); the others η = √(lr/N)
-	// (samplers.SGHMCParams).
-	firstOrder bool
+	// (samplers.SGHMCParams), but those whose step size is the learning
+	// rate itself, lrIsStep (Adam, whose step does not scale with the
+	// gradient).
+	firstOrder, lrIsStep bool
+	// optimiser marks the references that optimise rather than sample:
+	// each chain is an independent optimisation from its own θ₀.
+	optimiser bool
 	// flags, when not nil, defines the flags that only this sampler reads,
 	// storing their values in o; the registry marks them as its own.
 	flags func(fs *pflag.FlagSet, o *options)
@@ -77,11 +82,13 @@ func lookupSampler(name string) (*sampler, error) {
 }
 
 // samplerList lists the registered samplers as "a, b, c or d", each as
-// field gives it.
+// field gives it, leaving out those for which it gives "".
 func samplerList(field func(*sampler) string) string {
 	var names []string
 	for _, s := range samplerTable {
-		names = append(names, field(s))
+		if n := field(s); n != "" {
+			names = append(names, n)
+		}
 	}
 	if len(names) < 2 {
 		return strings.Join(names, "")
@@ -89,25 +96,54 @@ func samplerList(field func(*sampler) string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
+// labelIf returns the field for samplerList that gives the labels of the
+// optimisers (optimiser) or of the samplers (!optimiser).
+func labelIf(optimiser bool) func(*sampler) string {
+	return func(s *sampler) string {
+		if s.optimiser != optimiser {
+			return ""
+		}
+		return s.label
+	}
+}
+
 // lrConversions says how --lr converts to each sampler's step size, as in
-// "SGLD, pSGLD: lr/N; SGHMC, NNSGHMC: √(lr/N)".
+// "SGLD, pSGLD: lr/N; SGHMC, NNSGHMC: √(lr/N); Adam: lr".
 func lrConversions() string {
-	var first, second []string
+	var first, second, same []string
 	for _, s := range samplerTable {
-		if s.firstOrder {
+		switch {
+		case s.lrIsStep:
+			same = append(same, s.label)
+		case s.firstOrder:
 			first = append(first, s.label)
-		} else {
+		default:
 			second = append(second, s.label)
 		}
 	}
 	var parts []string
-	if len(first) > 0 {
-		parts = append(parts, strings.Join(first, ", ")+": lr/N")
-	}
-	if len(second) > 0 {
-		parts = append(parts, strings.Join(second, ", ")+": √(lr/N)")
+	for _, p := range []struct {
+		labels []string
+		rule   string
+	}{{first, "lr/N"}, {second, "√(lr/N)"}, {same, "lr"}} {
+		if len(p.labels) > 0 {
+			parts = append(parts, strings.Join(p.labels, ", ")+": "+p.rule)
+		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// fromLR returns s's step size for the per-batch learning rate lr on n
+// data.
+func (s *sampler) fromLR(lr, n float64) float64 {
+	switch {
+	case s.lrIsStep:
+		return lr
+	case s.firstOrder:
+		return samplers.SGLDStepSize(lr, n)
+	}
+	eta, _ := samplers.SGHMCParams(lr, n, 0)
+	return eta
 }
 
 // registerSamplerFlags defines every registered sampler's own flags in fs,
@@ -228,6 +264,60 @@ func init() {
 					m["warmup_steps"], m["warmup_step_size"] = o.warmupSteps, o.warmupStepSize
 				}
 				return m
+			},
+		},
+		{
+			// the optimisers: point estimates, each chain an independent run
+			name: "santa", label: "Santa", firstOrder: true, optimiser: true, stepSize: taskStepSize("santa"),
+			flags: func(fs *pflag.FlagSet, o *options) {
+				def := samplers.DefaultSantaSettings()
+				fs.IntVar(&o.santaExplore, "santa-explore", -1, "Santa: steps of its exploration stage (annealed sampling) before its refinement stage (optimisation) (default: 15 % of the task's default --steps, the share of the authors' music runs)")
+				fs.Float64Var(&o.santaAnneal, "santa-anneal", def.Anneal, "Santa: γ of its annealing, the inverse temperature β_t = t^γ of step t (0: temperature 1 throughout)")
+			},
+			resolve: func(o *options, fs *pflag.FlagSet, def catalog.Defaults, _ func(float64) float64) error {
+				if !fs.Changed("santa-explore") {
+					o.santaExplore = def.Steps * 15 / 100
+				}
+				switch {
+				case o.santaExplore < 0:
+					return cli.Usagef("--santa-explore must be a non-negative number of steps, got %d", o.santaExplore)
+				case !(o.santaAnneal >= 0):
+					return cli.Usagef("--santa-anneal must be non-negative, got %v", o.santaAnneal)
+				}
+				return nil
+			},
+			build: func(o *options, _ *pflag.FlagSet, _ *catalog.Task, t samplers.Target) (samplers.Kernel, error) {
+				s := samplers.DefaultSantaSettings()
+				s.StepSize, s.Explore, s.Anneal = samplers.Constant(o.stepSize), o.santaExplore, o.santaAnneal
+				return samplers.NewSanta(t, s)
+			},
+			settings: func(_ *options, k samplers.Kernel) map[string]any {
+				s := k.(*samplers.Santa).Settings()
+				return map[string]any{"santa": map[string]any{"decay": s.Decay, "lambda": s.Lambda, "alpha0": s.Alpha0,
+					"anneal": s.Anneal, "explore": s.Explore, "noise": s.Noise.String()}}
+			},
+		},
+		{
+			name: "adam", label: "Adam", lrIsStep: true, optimiser: true, stepSize: taskStepSize("adam"),
+			build: func(o *options, _ *pflag.FlagSet, _ *catalog.Task, t samplers.Target) (samplers.Kernel, error) {
+				s := samplers.DefaultAdamSettings()
+				s.StepSize = samplers.Constant(o.stepSize)
+				return samplers.NewAdam(t, s)
+			},
+			settings: func(_ *options, k samplers.Kernel) map[string]any {
+				s := k.(*samplers.Adam).Settings()
+				return map[string]any{"adam": map[string]any{"beta1": s.Beta1, "beta2": s.Beta2, "epsilon": s.Epsilon}}
+			},
+		},
+		{
+			name: "sgdm", label: "SGD-M", firstOrder: true, optimiser: true, stepSize: taskStepSize("sgdm"),
+			build: func(o *options, _ *pflag.FlagSet, _ *catalog.Task, t samplers.Target) (samplers.Kernel, error) {
+				s := samplers.DefaultSGDMSettings()
+				s.StepSize = samplers.Constant(o.stepSize)
+				return samplers.NewSGDM(t, s)
+			},
+			settings: func(_ *options, k samplers.Kernel) map[string]any {
+				return map[string]any{"sgdm_momentum": k.(*samplers.SGDM).Settings().Momentum}
 			},
 		},
 	} {

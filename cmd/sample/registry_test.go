@@ -2,7 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -104,6 +109,84 @@ func TestASamplerWithoutTheTasksStepSizeIsRefused(t *testing.T) {
 		err := run(context.Background(), append([]string{"-task", "gaussian2d", "-sampler", "mine", "-steps", "5", "-chains", "10", "-quiet", "-force", "-out", dir}, step...))
 		if err != nil {
 			t.Errorf("%s: %v", step[0], err)
+		}
+	}
+}
+
+// TestOptimisersRunFromTheLearningRate: each optimiser runs on a Gaussian
+// task with the step size --lr gives it, as the help says: Adam takes the
+// learning rate itself, SGD-M and Santa lr/N, as SGLD; and Santa's
+// exploration defaults to 15 % of the task's default steps; summary.json
+// records each kernel's settings.
+func TestOptimisersRunFromTheLearningRate(t *testing.T) {
+	for _, c := range []struct {
+		sampler string
+		args    []string
+		step    float64
+		flags   map[string]string
+	}{
+		{"adam", nil, 0.02, nil},
+		{"sgdm", nil, 0.02, nil},
+		{"santa", nil, 0.02, map[string]string{"santa-explore": "1800", "santa-anneal": "0.5"}}, // 15 % of 12000
+		{"santa", []string{"-santa-explore", "7", "-santa-anneal", "0"}, 0.02, map[string]string{"santa-explore": "7", "santa-anneal": "0"}},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		args := append([]string{"-task", "gaussian20", "-sampler", c.sampler, "-lr", "0.02", "-chains", "3", "-steps", "20",
+			"-eval-every", "10", "-quiet", "-out", out}, c.args...)
+		if err := run(context.Background(), args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		var sum struct {
+			StepSize float64           `json:"step_size"`
+			Steps    int               `json:"steps"`
+			Flags    map[string]string `json:"flags"`
+			Santa    map[string]any    `json:"santa"`
+			Adam     map[string]any    `json:"adam"`
+			Momentum *float64          `json:"sgdm_momentum"`
+		}
+		b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+		if err := json.Unmarshal(b, &sum); err != nil {
+			t.Fatal(err)
+		}
+		if sum.StepSize != c.step || sum.Steps != 20 {
+			t.Errorf("%v: step size %v after %d steps, want %v after 20", args, sum.StepSize, sum.Steps, c.step)
+		}
+		for k, v := range c.flags {
+			if sum.Flags[k] != v {
+				t.Errorf("%v: --%s resolved to %q, want %q", args, k, sum.Flags[k], v)
+			}
+		}
+		// the kernel's settings in summary.json
+		switch c.sampler {
+		case "santa":
+			explore, _ := strconv.ParseFloat(c.flags["santa-explore"], 64)
+			if sum.Santa["noise"] != "sde" || sum.Santa["decay"] != 0.95 || sum.Santa["explore"] != explore {
+				t.Errorf("%v: summary.json's santa: %v", args, sum.Santa)
+			}
+		case "adam":
+			if sum.Adam["beta1"] != 0.9 || sum.Adam["beta2"] != 0.999 || sum.Adam["epsilon"] != 1e-8 {
+				t.Errorf("%v: summary.json's adam: %v", args, sum.Adam)
+			}
+		case "sgdm":
+			if sum.Momentum == nil || *sum.Momentum != 0.9 {
+				t.Errorf("%v: summary.json's sgdm_momentum: %v", args, sum.Momentum)
+			}
+		}
+	}
+}
+
+// TestLRConversions: --lr gives each sampler the step size its doc comment
+// names, on N = 1000 data.
+func TestLRConversions(t *testing.T) {
+	want := map[string]float64{"sgld": 1e-6, "psgld": 1e-6, "sgdm": 1e-6, "santa": 1e-6, "adam": 1e-3, "sghmc": 1e-3, "nnsghmc": 1e-3}
+	for _, s := range samplerTable {
+		w, ok := want[s.name]
+		if !ok {
+			t.Errorf("--sampler %s: no expected conversion", s.name)
+			continue
+		}
+		if got := s.fromLR(1e-3, 1000); math.Abs(got-w) > 1e-15 {
+			t.Errorf("--sampler %s: --lr 0.001 on 1000 data gives η = %v, want %v", s.name, got, w)
 		}
 	}
 }

@@ -107,8 +107,9 @@ func finalState(t *testing.T, dir string) string {
 // alone: metrics.csv must be the uninterrupted run's but for the seconds,
 // summary.json the same but for timing, and the chains the same bit for
 // bit. It fails if any of the random state, the minibatch order, the
-// kernel's memory (pSGLD, NNSGHMC with finite-difference Γ) or the warm-up
-// schedule were not restored; twice interrupted runs resume too.
+// kernel's memory (pSGLD, NNSGHMC with finite-difference Γ, Adam, Santa) or
+// the warm-up schedule were not restored; twice interrupted runs resume
+// too.
 func TestInterruptResumesExactly(t *testing.T) {
 	meta := "../../experiments/piano-gru/sampler.json"
 	tests := []struct {
@@ -122,6 +123,12 @@ func TestInterruptResumesExactly(t *testing.T) {
 		{"piano-gru nnsghmc fd warm-up", pianoData, []string{"-task", "piano-gru", "-sampler", "nnsghmc", "-meta", meta,
 			"-gamma", "fd", "-warmup-steps", "8", "-warmup-step-size", "0.0001", "-patience", "20"}, []int{4, 6}},
 		{"jsb-gru psgld", jsbData, []string{"-task", "jsb-gru", "-sampler", "psgld"}, []int{8}},
+		// the optimisers: Adam's moments and step count, SGD-M's velocity,
+		// Santa's momenta, thermostats and step count, interrupted in its
+		// exploration and resumed across the switch to refinement at step 9
+		{"jsb-gru adam", jsbData, []string{"-task", "jsb-gru", "-sampler", "adam"}, []int{5}},
+		{"jsb-gru sgdm", jsbData, []string{"-task", "jsb-gru", "-sampler", "sgdm"}, []int{7}},
+		{"jsb-gru santa", jsbData, []string{"-task", "jsb-gru", "-sampler", "santa", "-santa-explore", "9"}, []int{4, 3}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -58,7 +58,8 @@ type Task struct {
 // Defaults are a task's default run settings.
 type Defaults struct {
 	Chains, Steps, EvalEvery int
-	// StepSize is η per sampler name ("sgld", "sghmc", "psgld", "nnsghmc").
+	// StepSize is η per sampler name ("sgld", "sghmc", "psgld", "nnsghmc",
+	// and the optimisers "adam", "sgdm", "santa").
 	StepSize map[string]float64
 	Friction float64 // SGHMC's C
 	// SGHMCAlpha, when positive, sets SGHMC's C = SGHMCAlpha/η (the
@@ -273,9 +274,13 @@ func OptionFlagsMatch(task string, set func(flag string) bool) error {
 	return nil
 }
 
-// sameStep returns the same step size for every sampler.
+// sameStep returns the same step size η for every SG-MCMC sampler and for
+// Adam, and η² for SGD with momentum and Santa: their updates are
+// first-order in the step, as SGHMC's in its velocity form, whose step is
+// η² (samplers.SGDM).
 func sameStep(eta float64) map[string]float64 {
-	return map[string]float64{"sgld": eta, "sghmc": eta, "psgld": eta, "nnsghmc": eta}
+	return map[string]float64{"sgld": eta, "sghmc": eta, "psgld": eta, "nnsghmc": eta,
+		"adam": eta, "sgdm": eta * eta, "santa": eta * eta}
 }
 
 var errNoNoise = fmt.Errorf("this task has minibatch noise; injected gradient noise (--noise) is for the Gaussian tasks")

@@ -29,7 +29,11 @@ type mnistTask struct {
 	digits []int // nil: all ten
 	// evaluation: per-batch learning rates (η = lr/N for SGLD and pSGLD,
 	// √(lr/N) for SGHMC and NNSGHMC), NNSGHMC's warm-up learning rate for
-	// the first data epoch, its clamps
+	// the first data epoch, its clamps. The optimisers, which the paper
+	// does not run on MNIST, take the steps of the samplers whose update
+	// theirs is without noise: SGD with momentum SGHMC's heavy-ball step
+	// lrSGHMC/N (SGHMC's velocity form), Santa pSGLD's lrPSGLD/N (its
+	// preconditioner g² is pSGLD's), Adam Kingma & Ba's default 0.001.
 	lrSGLD, lrPSGLD, lrSGHMC, lrNN, lrNNWarm float64
 	clampQ, dMax                             float64
 	evalEvery                                int
@@ -178,6 +182,7 @@ func (t mnistTask) build(o Options) (*Task, error) {
 			Chains: 20, Steps: 100 * perEpoch, EvalEvery: t.evalEvery,
 			StepSize: map[string]float64{
 				"sgld": t.lrSGLD / n, "psgld": t.lrPSGLD / n, "sghmc": sqrtStep(t.lrSGHMC), "nnsghmc": sqrtStep(t.lrNN),
+				"sgdm": t.lrSGHMC / n, "santa": t.lrPSGLD / n, "adam": 0.001,
 			},
 			SGHMCAlpha: 0.01, DataSize: n,
 			NN:       bnnSettings(t.clampQ, t.dMax),

@@ -34,7 +34,9 @@ import (
 //     0.9);
 //   - every sampler's per-batch learning rate is 0.001 (the paper): η =
 //     0.001/N for SGLD, √(0.001/N) for SGHMC (velocity friction 0.01, as on
-//     MNIST) and NNSGHMC;
+//     MNIST) and NNSGHMC; so is the optimisers' (Chen et al. 2016's music
+//     code, whose gradient is the per-frame mean ∇Ũ/N): η = 0.001/N for SGD
+//     with momentum and Santa, 0.001 for Adam (samplers.Adam);
 //   - an evaluation runs 10 data epochs and scores the test split after
 //     every epoch by default.
 var musicNN = nnkernel.Settings{
@@ -138,7 +140,8 @@ func musicTask(o Options, name string, beta float64, trains bool) (*Task, error)
 		},
 		Defaults: Defaults{
 			Chains: 20, Steps: 10 * perEpoch, EvalEvery: perEpoch,
-			StepSize:   map[string]float64{"sgld": lr / n, "psgld": lr / n, "sghmc": eta, "nnsghmc": eta},
+			StepSize: map[string]float64{"sgld": lr / n, "psgld": lr / n, "sghmc": eta, "nnsghmc": eta,
+				"sgdm": lr / n, "santa": lr / n, "adam": lr},
 			SGHMCAlpha: 0.01, DataSize: n,
 			NN:       rnnSettings(beta),
 			NNInputs: nnsghmc.Inputs{EnergyScale: musicNN.EnergyScale, GradScale: musicNN.GradScale, MomentumScale: musicNN.MomentumScale},
