@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"context"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
+	"github.com/metasgmcmc/metasgmcmc/train"
 )
 
 // benchDtypes are the dtypes the benchmarks time, each a sub-benchmark named
@@ -198,4 +201,59 @@ func median(x []float64) float64 {
 	s := append([]float64(nil), x...)
 	sort.Float64s(s)
 	return s[len(s)/2]
+}
+
+// BenchmarkPianoGRUUnroll times one fresh unroll of the Piano GRU
+// meta-training, the main job's (experiments/piano-gru/train.flags: 100
+// hidden units, 20 chains, 70 steps in windows of 10, the cross-chain loss
+// every 3 steps): the unrolled steps, the losses, back-propagation through
+// time and the optimiser steps. It runs the unroll on one core and on
+// GOMAXPROCS cores in turn, each with its problem built at that core count
+// (the GRU's chain groups follow it), and reports both times and their
+// ratio, cores-x.
+//
+//	METASGMCMC_DATA=… go test ./cmd/internal/catalog -run '^$' -bench PianoGRUUnroll -benchtime 1x -cpu 2 -timeout 30m
+//	(add -tags openblas for OpenBLAS)
+func BenchmarkPianoGRUUnroll(b *testing.B) {
+	haveData(b, "music/Piano_midi.mat")
+	cores := runtime.GOMAXPROCS(0)
+	for _, dt := range benchDtypes {
+		b.Run(dt.String(), func(b *testing.B) {
+			o := DefaultOptions
+			o.Hidden, o.Dtype = 100, dt
+			task, err := New("piano-gru", o)
+			if err != nil {
+				b.Fatal(err)
+			}
+			t := task.Training
+			cfg := t.Config
+			cfg.Epochs, cfg.SubEpochs = 1, 0
+			unroll := func(procs int) float64 {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				start, s, err := t.Sampler(t.StepSize, 1, "")
+				if err != nil {
+					b.Fatal(err)
+				}
+				prob, err := task.TrainingProblem(cfg.Chains)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tr, err := train.New(cfg, prob, start, s, 1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				began := time.Now()
+				if err := tr.Run(context.Background(), nil, nil); err != nil {
+					b.Fatal(err)
+				}
+				return time.Since(began).Seconds()
+			}
+			for i := 0; i < b.N; i++ {
+				one, all := unroll(1), unroll(cores)
+				b.ReportMetric(one, "s/unroll-1-core")
+				b.ReportMetric(all, "s/unroll")
+				b.ReportMetric(one/all, "cores-x")
+			}
+		})
+	}
 }

@@ -137,16 +137,23 @@ func toyTraining() *Training {
 }
 
 // toyValidation is the toy's validation protocol: the test task's NNSGHMC
-// (gaussian20, 50 chains, η = 0.025, gradient noise σ = 1) for 3,000 steps
-// with run seed 1 on four of our seeded 20-D Gaussians (scale 0.6, target
-// seeds 11, 13, 16 and 17: the first four from 6 on whose covariance's
-// smallest eigenvalue lies in the range of the authors' four test
-// covariances', which it does not use), scored by the mean KL after the
-// last step, every 5 epochs.
+// (gaussian20, 50 chains, η = 0.025, gradient noise σ = 1) for 12,000
+// steps, the evaluations' length, with run seed 1 on four of our seeded
+// 20-D Gaussians (target seeds 11, 13, 16 and 17: the first four from 6 on
+// whose covariance's smallest eigenvalue at scale 0.6 lies in the range of
+// the authors' four test covariances', which it does not use) at scale
+// 0.5, the smaller of the test family's two, where the same η is the
+// larger step relative to the target's widths, scored by the largest KL
+// after the last step, every 5 epochs. A learned sampler's bias is
+// discretisation bias, which grows with η (measured: halving η, over twice
+// the steps, took one sampler's excess KL on target 16 from 0.016 to
+// 0.003), shows on few targets, and shows only once the Monte-Carlo part
+// of the KL has fallen below it: after 3,000 steps that part, about 0.045,
+// hid a sampler whose KL at 12,000 steps was 2.4 times another's there.
 func toyValidation() *Validation {
-	v := &Validation{Task: "gaussian20", Seeds: []uint64{1}, Chains: 50, Steps: 3000, Metric: "kl", Every: 5}
+	v := &Validation{Task: "gaussian20", Seeds: []uint64{1}, Chains: 50, Steps: 12000, Metric: "kl", Every: 5, Worst: true}
 	for _, seed := range []uint64{11, 13, 16, 17} {
-		v.Targets = append(v.Targets, ValidationTarget{Name: fmt.Sprintf("target-seed-%d", seed), Options: Options{TargetSeed: seed, TargetScale: 0.6}})
+		v.Targets = append(v.Targets, ValidationTarget{Name: fmt.Sprintf("target-seed-%d", seed), Options: Options{TargetSeed: seed, TargetScale: 0.5}})
 	}
 	return v
 }

@@ -69,3 +69,27 @@ func TestValidationTasksHoldOutTheirData(t *testing.T) {
 		}
 	}
 }
+
+// A validation scores the mean of its figures, or with Worst the largest.
+func TestValidationScore(t *testing.T) {
+	tr, err := nnsghmc.Load("../../../experiments/gaussian/sampler.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, worst := range []bool{false, true} {
+		v := &Validation{Task: "gaussian20", Seeds: []uint64{1}, Chains: 10, Steps: 200, Metric: "kl", Every: 1, Worst: worst,
+			Targets: []ValidationTarget{{"a", Options{TargetSeed: 11, TargetScale: 0.6}}, {"b", Options{TargetSeed: 13, TargetScale: 0.5}}}}
+		r, err := v.Run(context.Background(), tr, DefaultOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := r.Figures
+		want := (f[0] + f[1]) / 2
+		if worst {
+			want = max(f[0], f[1])
+		}
+		if f[0] == f[1] || r.Score != want {
+			t.Errorf("worst %v: figures %v, score %v, want %v from two different figures", worst, f, r.Score, want)
+		}
+	}
+}
