@@ -10,6 +10,9 @@
 //	    with the plotted values as CSV (f_q.csv, …)
 //	figures table -metric kl -steps 1000,3000,12000 -summary ess NAME=RUNDIR ...
 //	    a Markdown table of a metric at given steps and summary values
+//	figures sweep FILE ...
+//	    the tables and curves that a sweep file (cmd/sweep) names, from its
+//	    runs that have finished, saying which have not
 package main
 
 import (
@@ -51,11 +54,12 @@ var figures = []struct{ name, what string }{
 	{"trajectories", "the path of chain 0 from RUNDIR/trace.bin on the target's contours"},
 	{"nets", "contour plots of a trained sampler's f_Q and f_D over their inputs, and their values (CSV)"},
 	{"table", "a Markdown table of a metric at given steps and summary values"},
+	{"sweep", "the tables and curves a sweep file names, from its runs that have finished, saying which have not"},
 }
 
 func run(_ context.Context, args []string) error {
 	if len(args) == 0 {
-		return cli.Usagef("want a figure: curves, trajectories, nets or table (figures --help says more)")
+		return cli.Usagef("want a figure: curves, trajectories, nets, table or sweep (figures --help says more)")
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
@@ -70,9 +74,11 @@ func run(_ context.Context, args []string) error {
 	case "nets":
 		return nets(args[1:])
 	case "table":
-		return table(args[1:])
+		return table(os.Stdout, args[1:])
+	case "sweep":
+		return sweepFigures(args[1:])
 	}
-	return cli.Usagef("unknown figure %q (want curves, trajectories, nets or table)", args[0])
+	return cli.Usagef("unknown figure %q (want curves, trajectories, nets, table or sweep)", args[0])
 }
 
 // overview writes the command's help: what it does and its figures.
@@ -613,7 +619,7 @@ func gridCSV(path, x, y, zname string, z, xs, ys []float64) error {
 	})
 }
 
-// table prints a Markdown table: one row per run, the metric at each of the
+// table writes a Markdown table to w: one row per run, the metric at each of the
 // steps (from metrics.csv) and the summary values (from summary.json); if
 // a run stopped, a last column gives its error. A run given as several directories
 // (NAME=DIR1,DIR2,…) reports the mean ± standard error over them.
@@ -623,7 +629,7 @@ func gridCSV(path, x, y, zname string, z, xs, ys []float64) error {
 // naming the run and what it has), except that a run that stopped lacks
 // the steps after its last evaluation and the summary of its chains: its
 // cells for them are "—".
-func table(args []string) error {
+func table(w io.Writer, args []string) error {
 	fs := pflag.NewFlagSet("figures table", pflag.ContinueOnError)
 	metric := fs.String("metric", "kl", "metric column of metrics.csv")
 	steps := fs.IntSlice("steps", nil, "steps at which to report the metric (evaluation steps of every run's metrics.csv)")
@@ -717,10 +723,10 @@ func table(args []string) error {
 			rows[i] = append(rows[i], notes[i])
 		}
 	}
-	fmt.Println("| " + strings.Join(head, " | ") + " |")
-	fmt.Println("|" + strings.Repeat(" --- |", len(head)))
+	fmt.Fprintln(w, "| "+strings.Join(head, " | ")+" |")
+	fmt.Fprintln(w, "|"+strings.Repeat(" --- |", len(head)))
 	for _, row := range rows {
-		fmt.Println("| " + strings.Join(row, " | ") + " |")
+		fmt.Fprintln(w, "| "+strings.Join(row, " | ")+" |")
 	}
 	return nil
 }

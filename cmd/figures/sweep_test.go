@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
+)
+
+// writeSweepRun writes a sample run's files into dir: a metric at steps 10 and
+// 20, and its summary.
+func writeSweepRun(t *testing.T, dir string, kl10, kl20 float64, summary string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	csv := "step,seconds,kl\n10,1," + ftoa(kl10) + "\n20,2," + ftoa(kl20) + "\n"
+	os.WriteFile(filepath.Join(dir, "metrics.csv"), []byte(csv), 0o644)
+	os.WriteFile(filepath.Join(dir, "summary.json"), []byte(summary), 0o644)
+}
+
+// TestSweepGathersWhatHasEnded checks figures sweep on a sweep whose runs
+// have partly ended: a row per sampler over the seeds that ended (the
+// failed run's error in its row), the runs that have not named under the
+// table and on standard error, the table file beside the sweep file and in
+// its README between the markers, and the curves.
+func TestSweepGathersWhatHasEnded(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	os.Mkdir(exp, 0o755)
+	file := filepath.Join(exp, "table.sweep")
+	os.WriteFile(file, []byte(`out toy/{sampler}-{seed}
+seeds 1-3
+axis sampler nn=NNSGHMC --sampler nnsghmc
+axis sampler sghmc=SGHMC --sampler sghmc
+table table.md --metric kl --steps 10,20
+table table.md --metric kl --steps 20 --summary ess
+curves kl --metric kl
+`), 0o644)
+	readme := "# exp\n\nbefore\n<!-- table.md -->\nold table\n<!-- /table.md -->\nafter\n"
+	os.WriteFile(filepath.Join(exp, "README.md"), []byte(readme), 0o644)
+	runs := filepath.Join(dir, "runs")
+	writeSweepRun(t, filepath.Join(runs, "toy", "nn-1"), 4, 2, `{"ess": 10}`)
+	writeSweepRun(t, filepath.Join(runs, "toy", "nn-2"), 6, 4, `{"ess": 20}`)
+	writeSweepRun(t, filepath.Join(runs, "toy", "sghmc-1"), 8, 6, `{"ess": 5}`)
+	writeSweepRun(t, filepath.Join(runs, "toy", "sghmc-2"), 8, 6, `{"error": "chain 1 diverged at step 25"}`)
+	// sghmc-3 was interrupted before a checkpoint: it has not ended
+	writeSweepRun(t, filepath.Join(runs, "toy", "sghmc-3"), 8, 6, `{"error": "interrupted by SIGTERM"}`)
+	// nn-3 never started
+	want := `| run | kl at 10 | kl at 20 | stopped |
+| --- | --- | --- | --- |
+| NNSGHMC | 5 ± 1 | 3 ± 1 |  |
+| SGHMC | 8 ± 0 | 6 ± 0 | chain 1 diverged at step 25 |
+
+| run | kl at 20 | ess | stopped |
+| --- | --- | --- | --- |
+| NNSGHMC | 3 ± 1 | 15 ± 5 |  |
+| SGHMC | 6 ± 0 | 5 | chain 1 diverged at step 25 |
+
+Not in the tables: 2 of the sweep's 6 runs, which have not ended: toy/nn-3 (new), toy/sghmc-3 (started).
+`
+	out, err := clitest.Stdout(t, func() error {
+		return run(context.Background(), []string{"sweep", "--runs", runs, "--stdout", file})
+	})
+	if err != nil || out != want {
+		t.Errorf("figures sweep --stdout: %v\n%s\nwant\n%s", err, out, want)
+	}
+	if _, err := os.Stat(filepath.Join(exp, "table.md")); err == nil {
+		t.Errorf("--stdout wrote table.md")
+	}
+	if err := run(context.Background(), []string{"sweep", "--runs", runs, file}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(exp, "table.md")); err != nil || string(b) != want {
+		t.Errorf("table.md: %v\n%s\nwant\n%s", err, b, want)
+	}
+	b, _ := os.ReadFile(filepath.Join(exp, "README.md"))
+	if wantReadme := strings.Replace(readme, "old table\n", want, 1); string(b) != wantReadme {
+		t.Errorf("README.md:\n%s\nwant\n%s", b, wantReadme)
+	}
+	for _, ext := range []string{".png", ".svg"} {
+		if info, err := os.Stat(filepath.Join(exp, "kl"+ext)); err != nil || info.Size() == 0 {
+			t.Errorf("kl%s: %v", ext, err)
+		}
+	}
+	// nothing ended: no table, and a word on standard error
+	if err := run(context.Background(), []string{"sweep", "--runs", t.TempDir(), "--stdout", file}); err != nil {
+		t.Errorf("a sweep with no run ended: %v", err)
+	}
+}
+
+// TestSweepRefusesBadInput checks one-line usage errors.
+func TestSweepRefusesBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.sweep")
+	os.WriteFile(bad, []byte("out x\nseeds 1 2\n"), 0o644)
+	eq := filepath.Join(dir, "eq.sweep")
+	os.WriteFile(eq, []byte("out x/{a}\naxis a a=\"x=y\"\naxis a b\ntable t.md --metric kl\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep"}, "no sweep file given"},
+		{[]string{"sweep", filepath.Join(dir, "none.sweep")}, "cannot read sweep file"},
+		{[]string{"sweep", bad}, "lacks {seed}"},
+		{[]string{"sweep", eq}, `the row name "x=y" has a '='`},
+	} {
+		err := run(context.Background(), tc.args)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v, want an error with %q", tc.args, err, tc.want)
+		}
+	}
+}

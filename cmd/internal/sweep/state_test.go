@@ -1,0 +1,93 @@
+package sweep
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestInspectAndPlan checks what a sweep does with a run whose directory
+// holds what a sample run leaves at each point of its life: start a new
+// one, skip one that has ended, resume one stopped with a checkpoint,
+// start afresh one that stopped without one.
+func TestInspectAndPlan(t *testing.T) {
+	const (
+		config      = `{"command": "sample", "flags": {}, "given": []}`
+		finished    = `{"task": "gaussian20", "sampler": "sghmc", "kl": 0.01}`
+		diverged    = `{"task": "gaussian20", "sampler": "sghmc", "error": "chain 3 diverged at step 120"}`
+		interrupted = `{"task": "piano-gru", "sampler": "sghmc", "error": "interrupted by SIGTERM"}`
+		checkpoint  = `{"version": 1, "state": {"steps": 40}}`
+	)
+	for _, tc := range []struct {
+		name   string
+		files  map[string]string // nil: no directory
+		state  State
+		step   int
+		action Action // without and with redo
+		redo   Action
+	}{
+		{"no directory", nil, New, 0, Start, Start},
+		{"empty directory", map[string]string{}, New, 0, Start, Start},
+		{"a lock file alone", map[string]string{".lock": "123 host\n"}, New, 0, Start, Start},
+		{"started, no checkpoint yet (running, or killed)", map[string]string{"config.json": config, "metrics.csv": "step,seconds\n"}, Started, 0, Restart, Restart},
+		{"interrupted without a checkpoint (Gaussian, MNIST)", map[string]string{"config.json": config, "summary.json": interrupted}, Started, 0, Restart, Restart},
+		{"killed after a checkpoint", map[string]string{"config.json": config, "checkpoint.json": checkpoint}, Stopped, 40, Resume, Resume},
+		{"interrupted with a checkpoint (GRU)", map[string]string{"config.json": config, "checkpoint.json": checkpoint, "summary.json": interrupted}, Stopped, 40, Resume, Resume},
+		{"finished", map[string]string{"config.json": config, "summary.json": finished}, Finished, 0, Skip, Skip},
+		{"finished, keeping its last checkpoint", map[string]string{"config.json": config, "checkpoint.json": checkpoint, "summary.json": finished}, Finished, 0, Skip, Skip},
+		{"failed", map[string]string{"config.json": config, "summary.json": diverged}, Failed, 0, Skip, Restart},
+		{"a damaged checkpoint", map[string]string{"config.json": config, "checkpoint.json": "{"}, Started, 0, Restart, Restart},
+		{"a damaged summary", map[string]string{"config.json": config, "summary.json": "nul"}, Started, 0, Restart, Restart},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "run")
+			if tc.files != nil {
+				os.Mkdir(dir, 0o755)
+				for name, content := range tc.files {
+					if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			st, err := Inspect(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.State != tc.state || st.Step != tc.step {
+				t.Errorf("Inspect: %v (step %d), want %v (step %d)", st.State, st.Step, tc.state, tc.step)
+			}
+			if a := Plan(st, false); a != tc.action {
+				t.Errorf("Plan: %v, want %v", a, tc.action)
+			}
+			if a := Plan(st, true); a != tc.redo {
+				t.Errorf("Plan with redo: %v, want %v", a, tc.redo)
+			}
+		})
+	}
+}
+
+// TestCommand checks each action's command line: the run's flags, with
+// the environment's variables, and --out, --force --out or --resume.
+func TestCommand(t *testing.T) {
+	r := Run{Dir: "runs/g/x-1", Args: []string{"--target-cov", "$DATA/Cov", "--seed", "1"}}
+	env := func(k string) (string, bool) { return "/d", k == "DATA" }
+	for _, tc := range []struct {
+		a     Action
+		quiet bool
+		want  string
+	}{
+		{Skip, false, ""},
+		{Start, false, "--target-cov /d/Cov --seed 1 --out runs/g/x-1"},
+		{Restart, true, "--target-cov /d/Cov --seed 1 --force --out runs/g/x-1 --quiet"},
+		{Resume, false, "--resume runs/g/x-1 --target-cov /d/Cov --seed 1"},
+	} {
+		args, err := r.Command(tc.a, tc.quiet, env)
+		if got := strings.Join(args, " "); err != nil || got != tc.want {
+			t.Errorf("%v: %q, %v, want %q", tc.a, got, err, tc.want)
+		}
+	}
+	if _, err := r.Command(Start, false, func(string) (string, bool) { return "", false }); err == nil || !strings.Contains(err.Error(), "$DATA is not set") {
+		t.Errorf("unset variable: %v", err)
+	}
+}
