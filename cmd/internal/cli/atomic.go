@@ -5,8 +5,10 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -18,6 +20,9 @@ import (
 func WriteFile(path string, write func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("writing %s: the directory %s does not exist: create it first, or name another", path, dir)
+	}
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

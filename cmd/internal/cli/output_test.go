@@ -102,8 +102,13 @@ func TestWriteFile(t *testing.T) {
 
 func TestWriteFileMissingDir(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "no", "f.txt")
-	if err := WriteFile(path, func(io.Writer) error { return nil }); err == nil {
-		t.Error("WriteFile into a missing directory succeeded")
+	err := WriteFile(path, func(io.Writer) error { return nil })
+	if err == nil {
+		t.Fatal("WriteFile into a missing directory succeeded")
+	}
+	// one line naming the directory, not the temporary file
+	if msg := err.Error(); !strings.Contains(msg, "the directory "+filepath.Dir(path)+" does not exist") || strings.Contains(msg, ".tmp") {
+		t.Errorf("error %q: want it to name the missing directory", msg)
 	}
 }
 
