@@ -14,7 +14,9 @@
 // sampler, with the run settings of the set-up's evaluations, on targets
 // and with run seeds that no evaluation in experiments/ uses (seeds 1–10;
 // the evaluations report seeds 15 and above). validation.csv gets a row
-// per validation, best.json the networks of the best epoch so far, and
+// per validation, validated/epoch-N.json each validated epoch's networks
+// (to choose again, by another protocol, without training again),
+// best.json the networks of the best epoch so far, and
 // sampler.json at the end is the best epoch's, its epoch and score in its
 // "training" record. Nothing about the evaluations enters the choice.
 // `--resume DIR` continues an interrupted run with the flags in

@@ -19,9 +19,10 @@ import (
 
 // validator runs a training set-up's validation protocol after every
 // `every` epochs and after the last, writes validation.csv (a row per
-// validation: the epoch, each run's figure and their mean, the score) and
-// keeps the networks of the best-scoring epoch in best.json, which becomes
-// sampler.json at the end. A resumed run reads both back.
+// validation: the epoch, each run's figure and their mean, the score),
+// writes each validated epoch's networks as validated/epoch-N.json and
+// keeps the best-scoring epoch's in best.json, which becomes sampler.json
+// at the end. A resumed run reads both back.
 type validator struct {
 	v      *catalog.Validation
 	base   catalog.Options
@@ -34,6 +35,10 @@ type validator struct {
 }
 
 const bestFile = "best.json"
+
+// validatedDir holds the networks of every validated epoch, epoch-N.json,
+// so that another choice, or another protocol, needs no training again.
+const validatedDir = "validated"
 
 func newValidator(v *catalog.Validation, base catalog.Options, dir string, every, last int) *validator {
 	return &validator{v: v, base: base, dir: dir, every: every, last: last, best: math.Inf(1)}
@@ -131,10 +136,17 @@ func (val *validator) validate(ctx context.Context, tr *train.Trainer, info map[
 	}); err != nil {
 		return "", err
 	}
+	trained.Training = val.annotate(info, "validated_epoch", epoch, res.Score)
+	if err := os.MkdirAll(filepath.Join(val.dir, validatedDir), 0o755); err != nil {
+		return "", err
+	}
+	if err := cli.WriteFile(filepath.Join(val.dir, validatedDir, fmt.Sprintf("epoch-%d.json", epoch)), trained.Encode); err != nil {
+		return "", err
+	}
 	line := fmt.Sprintf("validation after epoch %d: %s %.4g", epoch, val.v.Metric, res.Score)
 	if res.Score < val.best {
 		val.best, val.chosen = res.Score, epoch
-		trained.Training = val.annotate(info, epoch, res.Score)
+		trained.Training = val.annotate(info, "chosen_epoch", epoch, res.Score)
 		if err := cli.WriteFile(filepath.Join(val.dir, bestFile), trained.Encode); err != nil {
 			return "", err
 		}
@@ -143,13 +155,14 @@ func (val *validator) validate(ctx context.Context, tr *train.Trainer, info map[
 	return line, nil
 }
 
-// annotate returns info with the chosen epoch and its validation.
-func (val *validator) annotate(info map[string]any, epoch int, score float64) map[string]any {
+// annotate returns info with the epoch, under the key given, and its
+// validation.
+func (val *validator) annotate(info map[string]any, key string, epoch int, score float64) map[string]any {
 	out := map[string]any{}
 	for k, v := range info {
 		out[k] = v
 	}
-	out["chosen_epoch"] = epoch
+	out[key] = epoch
 	out["validation_score"] = score
 	out["validation"] = val.v.Describe()
 	return out

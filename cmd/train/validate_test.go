@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"testing"
 
@@ -71,6 +73,20 @@ func TestValidationChoosesTheEpochItWrites(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(straight, bestFile))
 	if !bytes.Equal(a, b) {
 		t.Error("sampler.json is not the best epoch's networks (best.json)")
+	}
+	// every validated epoch's networks are kept, the chosen one's those of
+	// sampler.json
+	for epoch := 1; epoch <= 3; epoch++ {
+		v, err := nnsghmc.Load(filepath.Join(straight, validatedDir, fmt.Sprintf("epoch-%d.json", epoch)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, _ := v.Training["validated_epoch"].(float64); int(e) != epoch {
+			t.Errorf("validated/epoch-%d.json names epoch %v", epoch, v.Training["validated_epoch"])
+		}
+		if same := reflect.DeepEqual(v.Q, s.Q) && reflect.DeepEqual(v.D, s.D); same != (epoch == bestEpoch) {
+			t.Errorf("validated/epoch-%d.json: same networks as sampler.json %v, want %v (chosen epoch %d)", epoch, same, epoch == bestEpoch, bestEpoch)
+		}
 	}
 
 	// interrupted during the first validation (after the 2×56 steps of the
