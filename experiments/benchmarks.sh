@@ -55,6 +55,8 @@ run "Bayesian GRU energy + gradient, OpenBLAS, on one core and on two (chain gro
 	go test -tags openblas ./tasks/gru -run '^$' -bench EnergyRatio -benchtime 3x -cpu 1,2
 run "One meta-training unroll at MLP size on one core and on two" \
 	go test ./train -run '^$' -bench UnrollMLPSize -benchtime 1x -cpu 1,2 -timeout 30m
+run "One unroll of the Piano GRU meta-training (the main job's: H = 100, 20 chains, 70 steps), OpenBLAS, on one core and on all: s/unroll, cores-x" \
+	go test -tags openblas ./cmd/internal/catalog -run '^$' -bench PianoGRUUnroll -benchtime 1x -timeout 30m
 run "Scoring Piano's test split, 20 chains, H = 200" \
 	go test ./tasks/gru -run '^$' -bench ScorePiano -benchtime 1x
 mv "$tmp" "$out"
