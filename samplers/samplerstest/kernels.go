@@ -136,7 +136,14 @@ func StatesInterleaveOnOneKernel(t *testing.T, kernels []Kernel) {
 // restored into a fresh kernel (samplers.Restore) continues bit for bit as
 // the uninterrupted run.
 func SnapshotResumesExactly(t *testing.T, kernels []Kernel) {
-	const k, steps, at = 3, 12, 5
+	SnapshotResumesAt(t, kernels, 5)
+}
+
+// SnapshotResumesAt is SnapshotResumesExactly with the state saved after
+// each of the given numbers of steps (0: before the first) of a 12-step
+// run.
+func SnapshotResumesAt(t *testing.T, kernels []Kernel, at ...int) {
+	const k, steps = 3, 12
 	for _, c := range kernels {
 		t.Run(c.Name, func(t *testing.T) {
 			target := StandardTarget(t, k)
@@ -155,36 +162,37 @@ func SnapshotResumesExactly(t *testing.T, kernels []Kernel) {
 			kern, _ := c.Make(target)
 			want, _ := kern.Init(init, nil)
 			run(kern, want, rand.New(rand.NewPCG(4, 2)), steps)
-
-			rng := rand.New(rand.NewPCG(4, 2))
-			st, _ := kern.Init(init, nil)
-			run(kern, st, rng, at)
-			snap, err := samplers.Save(st)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.Memory && len(snap.Aux) == 0 {
-				t.Error("the snapshot has no memory")
-			}
-			b, err := json.Marshal(snap)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var back samplers.Snapshot
-			if err := json.Unmarshal(b, &back); err != nil {
-				t.Fatal(err)
-			}
-			fresh, _ := c.Make(target)
-			got, err := samplers.Restore(fresh, &back)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Steps != at {
-				t.Errorf("restored at step %d, want %d", got.Steps, at)
-			}
-			run(fresh, got, rng, steps-at)
-			if !slices.Equal(got.Theta, want.Theta) || !slices.Equal(got.P, want.P) {
-				t.Error("the restored run differs from the uninterrupted one")
+			for _, at := range at {
+				rng := rand.New(rand.NewPCG(4, 2))
+				st, _ := kern.Init(init, nil)
+				run(kern, st, rng, at)
+				snap, err := samplers.Save(st)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Memory && at > 0 && len(snap.Aux) == 0 {
+					t.Error("the snapshot has no memory")
+				}
+				b, err := json.Marshal(snap)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var back samplers.Snapshot
+				if err := json.Unmarshal(b, &back); err != nil {
+					t.Fatal(err)
+				}
+				fresh, _ := c.Make(target)
+				got, err := samplers.Restore(fresh, &back)
+				if err != nil {
+					t.Fatalf("saved at step %d: %v (snapshot %s)", at, err, b)
+				}
+				if got.Steps != at {
+					t.Errorf("restored at step %d, want %d", got.Steps, at)
+				}
+				run(fresh, got, rng, steps-at)
+				if !slices.Equal(got.Theta, want.Theta) || !slices.Equal(got.P, want.P) {
+					t.Errorf("saved at step %d: the restored run differs from the uninterrupted one", at)
+				}
 			}
 		})
 	}
