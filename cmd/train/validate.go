@@ -143,7 +143,7 @@ func (val *validator) validate(ctx context.Context, tr *train.Trainer, info map[
 	if err := cli.WriteFile(filepath.Join(val.dir, validatedDir, fmt.Sprintf("epoch-%d.json", epoch)), trained.Encode); err != nil {
 		return "", err
 	}
-	line := fmt.Sprintf("validation after epoch %d: %s %.4g", epoch, val.v.Metric, res.Score)
+	line := fmt.Sprintf("validation after epoch %d: %s %.4g", epoch, val.v.ScoreName(), res.Score)
 	if res.Score < val.best {
 		val.best, val.chosen = res.Score, epoch
 		trained.Training = val.annotate(info, "chosen_epoch", epoch, res.Score)

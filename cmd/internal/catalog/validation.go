@@ -51,13 +51,42 @@ type Validation struct {
 	Seeds         []uint64
 	Chains, Steps int
 	// Metric names the monitor's metric read after the last step (lower is
-	// better).
+	// better), a run's figure when Bars is empty.
 	Metric string
+	// Bars, when given, make a run's figure the largest of its metrics
+	// each over its bar (the bar over it for a bar to reach): at most 1
+	// when the run meets every bar.
+	Bars []Bar
 	// Every is the number of epochs between validations.
 	Every int
 	// Worst scores a result by its largest figure instead of the mean:
 	// for bars that each target must meet.
 	Worst bool
+}
+
+// Bar is a bound a validation run's metric must keep: at most Bound, or
+// with AtLeast at least Bound.
+type Bar struct {
+	Metric  string
+	Bound   float64
+	AtLeast bool
+}
+
+// ratio is value's distance to the bar as a factor, at most 1 when value
+// meets it.
+func (b Bar) ratio(value float64) float64 {
+	if b.AtLeast {
+		return b.Bound / value
+	}
+	return value / b.Bound
+}
+
+// String names the ratio: "kl/0.03", "50/ess".
+func (b Bar) String() string {
+	if b.AtLeast {
+		return fmt.Sprintf("%g/%s", b.Bound, b.Metric)
+	}
+	return fmt.Sprintf("%s/%g", b.Metric, b.Bound)
 }
 
 // ValidationTarget is one target of a Validation.
@@ -68,7 +97,8 @@ type ValidationTarget struct {
 
 // ValidationResult is a trained sampler's validation.
 type ValidationResult struct {
-	// Figures are the metric of each run, target by target, each target's
+	// Figures are each run's figure (its Metric, or its largest ratio
+	// to the Bars), target by target, each target's
 	// runs in the order of Seeds; +Inf for a run that lost a chain.
 	Figures []float64
 	// Score is the mean of the figures, or the largest with
@@ -95,8 +125,22 @@ func (v *Validation) Describe() string {
 	for _, t := range v.Targets {
 		names = append(names, t.Name)
 	}
-	return fmt.Sprintf("%s (%s), run seeds %v, %d chains, %d steps, %s %s after the last step, every %d epochs and after the last",
-		v.Task, strings.Join(names, ", "), v.Seeds, v.Chains, v.Steps, v.reduction(), v.Metric, v.Every)
+	return fmt.Sprintf("%s (%s), run seeds %v, %d chains, %d steps, %s after the last step, every %d epochs and after the last",
+		v.Task, strings.Join(names, ", "), v.Seeds, v.Chains, v.Steps, v.ScoreName(), v.Every)
+}
+
+// ScoreName says how a result's score is made: "mean nll", "largest kl",
+// "largest max(kl/0.03, 50/ess)".
+func (v *Validation) ScoreName() string {
+	figure := v.Metric
+	if len(v.Bars) > 0 {
+		var parts []string
+		for _, b := range v.Bars {
+			parts = append(parts, b.String())
+		}
+		figure = "max(" + strings.Join(parts, ", ") + ")"
+	}
+	return v.reduction() + " " + figure
 }
 
 // Run validates the trained sampler tr: every target and seed, its runs
@@ -193,12 +237,36 @@ func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, se
 	if err != nil {
 		return 0, err
 	}
-	for _, m := range ms {
-		if m.Name == v.Metric {
-			return m.Value, nil
+	summarised := false
+	value := func(name string) (float64, error) {
+		for {
+			for _, m := range ms {
+				if m.Name == name {
+					return m.Value, nil
+				}
+			}
+			if summarised {
+				return 0, fmt.Errorf("validation: task %s reports no metric %q", v.Task, name)
+			}
+			// The run's diagnostics (ESS) are in its summary.
+			if ms, err = mon.Summary(); err != nil {
+				return 0, err
+			}
+			summarised = true
 		}
 	}
-	return 0, fmt.Errorf("validation: task %s reports no metric %q", v.Task, v.Metric)
+	if len(v.Bars) == 0 {
+		return value(v.Metric)
+	}
+	figure := math.Inf(-1)
+	for _, b := range v.Bars {
+		x, err := value(b.Metric)
+		if err != nil {
+			return 0, err
+		}
+		figure = max(figure, b.ratio(x))
+	}
+	return figure, nil
 }
 
 // NNSettings are NNSGHMC's run settings on the task: d.NN with the

@@ -93,3 +93,36 @@ func TestValidationScore(t *testing.T) {
 		}
 	}
 }
+
+// With Bars a run's figure is the largest of its metrics over their bars:
+// the same runs scored by each metric alone give it.
+func TestValidationBars(t *testing.T) {
+	tr, err := nnsghmc.Load("../../../experiments/gaussian/sampler.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := Validation{Task: "gaussian20", Seeds: []uint64{1}, Chains: 10, Steps: 300, Every: 1,
+		Targets: []ValidationTarget{{"a", Options{TargetSeed: 11, TargetScale: 0.6}}, {"b", Options{TargetSeed: 13, TargetScale: 0.5}}}}
+	figures := func(v Validation) []float64 {
+		t.Helper()
+		r, err := v.Run(context.Background(), tr, DefaultOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Figures
+	}
+	kl, ess := base, base
+	kl.Metric, ess.Metric = "kl", "ess"
+	bars := base
+	bars.Bars = []Bar{{Metric: "kl", Bound: 0.03}, {Metric: "ess", Bound: 50, AtLeast: true}}
+	k, e, b := figures(kl), figures(ess), figures(bars)
+	for i := range b {
+		want := max(k[i]/0.03, 50/e[i])
+		if b[i] != want || k[i]/0.03 == 50/e[i] {
+			t.Errorf("target %d: figure %v, want max(%v/0.03, 50/%v) = %v", i, b[i], k[i], e[i], want)
+		}
+	}
+	if got, want := bars.ScoreName(), "mean max(kl/0.03, 50/ess)"; got != want {
+		t.Errorf("ScoreName %q, want %q", got, want)
+	}
+}
