@@ -29,7 +29,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
@@ -47,51 +46,26 @@ func main() { cli.Exit("figures", run(context.Background(), os.Args[1:])) }
 // its help.
 const description = "draws the experiments' figures and tables from the outputs of cmd/sample and cmd/train"
 
-// figures are the sub-commands, in the order the help lists them, with
-// what each draws.
-var figures = []struct{ name, what string }{
-	{"curves", "one curve per run of a metric from RUNDIR/metrics.csv against steps"},
-	{"trajectories", "the path of chain 0 from RUNDIR/trace.bin on the target's contours"},
-	{"nets", "contour plots of a trained sampler's f_Q and f_D over their inputs, and their values (CSV)"},
-	{"table", "a Markdown table of a metric at given steps and summary values"},
-	{"sweep", "the tables and curves a sweep file names, from its runs that have finished, saying which have not"},
+// figures are the command's figures, in the order the help lists them.
+func figures() cli.Commands {
+	return cli.Commands{Program: "figures", Description: description, Noun: "figure", Usage: "figures FIGURE [flags] [NAME=DIR ...]",
+		Footer: "Run \"figures FIGURE --help\" (or \"figures help FIGURE\") for a figure's flags and arguments.",
+		List: []cli.Command{
+			{Name: "curves", What: "one curve per run of a metric from RUNDIR/metrics.csv against steps", Run: plain(curves)},
+			{Name: "trajectories", What: "the path of chain 0 from RUNDIR/trace.bin on the target's contours", Run: plain(trajectories)},
+			{Name: "nets", What: "contour plots of a trained sampler's f_Q and f_D over their inputs, and their values (CSV)", Run: plain(nets)},
+			{Name: "table", What: "a Markdown table of a metric at given steps and summary values",
+				Run: func(_ context.Context, a []string) error { return table(os.Stdout, a) }},
+			{Name: "sweep", What: "the tables and curves a sweep file names, from its runs that have finished, saying which have not", Run: plain(sweepFigures)},
+		}}
 }
 
-func run(_ context.Context, args []string) error {
-	if len(args) == 0 {
-		return cli.Usagef("want a figure: curves, trajectories, nets, table or sweep (figures --help says more)")
-	}
-	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		if len(args) > 1 && args[0] == "help" {
-			return run(context.Background(), []string{args[1], "--help"})
-		}
-		return overview(os.Stdout)
-	case "curves":
-		return curves(args[1:])
-	case "trajectories":
-		return trajectories(args[1:])
-	case "nets":
-		return nets(args[1:])
-	case "table":
-		return table(os.Stdout, args[1:])
-	case "sweep":
-		return sweepFigures(args[1:])
-	}
-	return cli.Usagef("unknown figure %q (want curves, trajectories, nets, table or sweep)", args[0])
+// plain makes a figure's function a cli.Command's Run.
+func plain(f func([]string) error) func(context.Context, []string) error {
+	return func(_ context.Context, a []string) error { return f(a) }
 }
 
-// overview writes the command's help: what it does and its figures.
-func overview(w io.Writer) error {
-	fmt.Fprintf(w, "figures: %s\n\nUsage: figures FIGURE [flags] [NAME=DIR ...]\n\nFigures:\n", description)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, f := range figures {
-		fmt.Fprintf(tw, "  %s\t%s\n", f.name, f.what)
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "\nRun \"figures FIGURE --help\" (or \"figures help FIGURE\") for a figure's flags and arguments.")
-	return pflag.ErrHelp
-}
+func run(ctx context.Context, args []string) error { return figures().Run(ctx, args) }
 
 // runArgs are the NAME=DIR arguments of curves and table, for their help.
 var runArgs = []cli.Arg{
@@ -101,11 +75,9 @@ var runArgs = []cli.Arg{
 
 // usage sets the help of the figure called name.
 func usage(fs *pflag.FlagSet, name, synopsis string, args ...cli.Arg) {
-	for _, f := range figures {
-		if f.name == name {
-			cli.SetUsage(fs, cli.Help{Name: "figures " + name, Description: f.what, Synopsis: "figures " + name + " " + synopsis, Args: args})
-		}
-	}
+	h := figures().Help(name, args...)
+	h.Synopsis = "figures " + name + " " + synopsis
+	cli.SetUsage(fs, h)
 }
 
 // runs parses NAME=DIR arguments.

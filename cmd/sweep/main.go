@@ -52,62 +52,32 @@ func main() { cli.Main("sweep", run) }
 // its help.
 const description = "runs an experiment's sweep file (its grid of sample runs) locally, N at a time, or as a Slurm job array"
 
-// commands are the sub-commands, in the order the help lists them, with
-// what each does.
-var commands = []struct{ name, synopsis, what string }{
-	{"list", "[flags] FILE...", "every run of the sweeps: its index, state, output directory and command line"},
-	{"status", "[flags] FILE...", "how many runs have finished, and where the others stand"},
-	{"run", "[flags] FILE...", "the runs not finished, --jobs at a time: interrupted ones resume from their checkpoint, finished ones are skipped"},
-	{"task", "[flags] FILE", "the run of one index (--index, $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX), as run does it: a job array's task"},
-	{"slurm", "[flags] FILE", "a Slurm batch script of a job array of the runs not finished, resources derived; --submit hands it to sbatch"},
+// commands are the command's sub-commands, in the order the help lists
+// them.
+func commands() cli.Commands {
+	return cli.Commands{Program: "sweep", Description: description, Noun: "command", Usage: "sweep COMMAND [flags] FILE...",
+		Footer: "A sweep file's format: go doc ./cmd/internal/sweep. Run \"sweep COMMAND --help\" for a command's flags.",
+		List: []cli.Command{
+			{Name: "list", Synopsis: "[flags] FILE...", What: "every run of the sweeps: its index, state, output directory and command line", Run: plain(list)},
+			{Name: "status", Synopsis: "[flags] FILE...", What: "how many runs have finished, and where the others stand", Run: plain(status)},
+			{Name: "run", Synopsis: "[flags] FILE...", What: "the runs not finished, --jobs at a time: interrupted ones resume from their checkpoint, finished ones are skipped", Run: runLocal},
+			{Name: "task", Synopsis: "[flags] FILE", What: "the run of one index (--index, $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX), as run does it: a job array's task", Run: plain(task)},
+			{Name: "slurm", Synopsis: "[flags] FILE", What: "a Slurm batch script of a job array of the runs not finished, resources derived; --submit hands it to sbatch", Run: plain(slurm)},
+		}}
 }
 
-func run(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		return cli.Usagef("want a command: list, status, run, task or slurm (sweep --help says more)")
-	}
-	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		if len(args) > 1 && args[0] == "help" {
-			return run(ctx, []string{args[1], "--help"})
-		}
-		return overview(os.Stdout)
-	case "list":
-		return list(args[1:])
-	case "status":
-		return status(args[1:])
-	case "run":
-		return runLocal(ctx, args[1:])
-	case "task":
-		return task(args[1:])
-	case "slurm":
-		return slurm(args[1:])
-	}
-	return cli.Usagef("unknown command %q (want list, status, run, task or slurm)", args[0])
+// plain makes a sub-command's function a cli.Command's Run.
+func plain(f func([]string) error) func(context.Context, []string) error {
+	return func(_ context.Context, a []string) error { return f(a) }
 }
 
-// overview writes the command's help.
-func overview(w io.Writer) error {
-	fmt.Fprintf(w, "sweep: %s\n\nUsage: sweep COMMAND [flags] FILE...\n\nCommands:\n", description)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, c := range commands {
-		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.what)
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "\nA sweep file's format: go doc ./cmd/internal/sweep. Run \"sweep COMMAND --help\" for a command's flags.")
-	return pflag.ErrHelp
-}
+func run(ctx context.Context, args []string) error { return commands().Run(ctx, args) }
 
 // flagSet returns the flag set of a sub-command, with its help and --runs.
 func flagSet(name string, root *string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("sweep "+name, pflag.ContinueOnError)
 	fs.StringVar(root, "runs", "runs", "the runs directory: each run's output directory is the sweep's out line under it")
-	for _, c := range commands {
-		if c.name == name {
-			cli.SetUsage(fs, cli.Help{Name: "sweep " + name, Description: c.what, Synopsis: "sweep " + name + " " + c.synopsis,
-				Args: []cli.Arg{{Name: "FILE", Usage: "a sweep file, as experiments/mnist-nt/table.sweep"}}})
-		}
-	}
+	cli.SetUsage(fs, commands().Help(name, cli.Arg{Name: "FILE", Usage: "a sweep file, as experiments/mnist-nt/table.sweep"}))
 	return fs
 }
 

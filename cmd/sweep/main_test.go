@@ -131,16 +131,16 @@ func TestHelp(t *testing.T) {
 		if !errors.Is(err, pflag.ErrHelp) || !strings.HasPrefix(out, "sweep: runs an experiment's sweep file") {
 			t.Errorf("%v: %v\n%s", args, err, out)
 		}
-		for _, c := range commands {
-			if !strings.Contains(out, "\n  "+c.name+" ") {
-				t.Errorf("%v: help does not list %s:\n%s", args, c.name, out)
+		for _, c := range commands().List {
+			if !strings.Contains(out, "\n  "+c.Name+" ") {
+				t.Errorf("%v: help does not list %s:\n%s", args, c.Name, out)
 			}
 		}
 	}
-	for _, c := range commands {
-		out, err := clitest.Stdout(t, func() error { return run(context.Background(), []string{c.name, "--help"}) })
-		if !errors.Is(err, pflag.ErrHelp) || !strings.HasPrefix(out, "sweep "+c.name+": ") || !strings.Contains(out, "--runs string") {
-			t.Errorf("%s --help: %v\n%s", c.name, err, out)
+	for _, c := range commands().List {
+		out, err := clitest.Stdout(t, func() error { return run(context.Background(), []string{c.Name, "--help"}) })
+		if !errors.Is(err, pflag.ErrHelp) || !strings.HasPrefix(out, "sweep "+c.Name+": ") || !strings.Contains(out, "--runs string") {
+			t.Errorf("%s --help: %v\n%s", c.Name, err, out)
 		}
 	}
 }
