@@ -151,6 +151,7 @@ func curves(args []string) error {
 	per := fs.Float64("steps-per-unit", 1, "steps per unit of the x axis (e.g. minibatches per data epoch)")
 	xlabel := fs.String("xlabel", "step", "x-axis label")
 	ylabel := fs.String("ylabel", "", "y-axis label (default: the metric)")
+	ymax := fs.Float64("ymax", math.Inf(1), "leave out the points above this value, so that the y axis fits the rest: a zoom on the lower curves")
 	usage(fs, "curves", "[flags] --out FIG NAME=DIR[,DIR...]...", runArgs...)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -183,6 +184,11 @@ func curves(args []string) error {
 		x, mean, se, err := metricOverRuns(dirs, *metric)
 		if err != nil {
 			return err
+		}
+		for i, y := range mean {
+			if y > *ymax {
+				mean[i] = math.NaN() // not drawn: a gap in the curve
+			}
 		}
 		s := plot.Series{Name: r[0], Y: mean}
 		for _, v := range x {

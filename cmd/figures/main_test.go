@@ -231,3 +231,31 @@ func TestNetsWriteThePlottedValues(t *testing.T) {
 		t.Error("--points 1 accepted")
 	}
 }
+
+// --ymax leaves out the points above it, so that the y axis fits the
+// others: a zoom on the lower curves, the higher keeping their legend entry.
+func TestCurvesZoom(t *testing.T) {
+	low, high := fakeRun(t, 1, 0.5, `{}`), fakeRun(t, 40, 30, `{}`)
+	ticks := func(extra ...string) string {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "kl")
+		args := append([]string{"curves", "-metric", "kl", "-out", out, "--log=false"}, extra...)
+		if err := run(context.Background(), append(args, "Low="+low, "High="+high)); err != nil {
+			t.Fatal(err)
+		}
+		svg, err := os.ReadFile(out + ".svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(svg)
+	}
+	all, zoom := ticks(), ticks("--ymax", "5")
+	for _, c := range []struct {
+		svg, text string
+		want      bool
+	}{{all, ">30<", true}, {zoom, ">30<", false}, {zoom, ">0.6<", true}, {zoom, ">High<", true}} {
+		if got := strings.Contains(c.svg, c.text); got != c.want {
+			t.Errorf("%q in the figure: %v, want %v", c.text, got, c.want)
+		}
+	}
+}
