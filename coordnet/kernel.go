@@ -136,10 +136,11 @@ type mlpKernel struct {
 	z, a, zd, ad     [][]float64
 	zb, ab, zdb, adb [][]float64
 	x, h             []float64
-	wt               []float64 // the shallow kernels' transposed first layer
-	acc              []float64 // the shallow kernels' column of dW0
-	gn               GradNet   // the shallow kernels' weights unit by unit
-	lanes            []float64 // the AVX2 reductions' parameters and sums, four units a vector
+	wt               []float64   // the shallow kernels' transposed first layer
+	acc              []float64   // the shallow kernels' column of dW0
+	gn               GradNet     // the shallow kernels' weights unit by unit
+	lanes            []float64   // the AVX2 reductions' parameters and sums, four units a vector
+	wT               [][]float64 // the layers' transposed weights, for back; nil until used with these params
 	rows             int
 	off              []int // offsets of the parameters in a flat gradient
 }
@@ -153,6 +154,7 @@ func getMLPKernel(op Spec, params [][]float64) *mlpKernel {
 	p, _ := mlpKernels.LoadOrStore(key, &sync.Pool{})
 	if k, ok := p.(*sync.Pool).Get().(*mlpKernel); ok {
 		k.op, k.params = op, params
+		clear(k.wT) // transposed from the previous params
 		return k
 	}
 	return newMLPKernel(op, params)
@@ -193,10 +195,16 @@ func mat(data []float64, rows, cols int) blas64.General {
 const smallLayer = 512
 
 // mulAdd sets C += A·W for A (rows × fin), W (fin × fout), C (rows × fout).
+// A layer larger than smallLayer goes to BLAS, or, where the AVX2 kernel
+// takes its width, to the kernel, which sums as addRows does.
 func mulAdd(c, a, w []float64, rows, fin, fout int) {
 	if fin*fout > smallLayer {
-		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, mat(a, rows, fin), mat(w, fin, fout), 1, mat(c, rows, fout))
-		return
+		if !simdWidth(fout) {
+			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, mat(a, rows, fin), mat(w, fin, fout), 1, mat(c, rows, fout))
+			return
+		}
+		done := gemmSIMD(c, a, w, rows, fin, fout)
+		c, a, rows = c[done*fout:], a[done*fin:], rows-done
 	}
 	if fout == 1 { // an output layer: one dot product per row
 		w = w[:fin]
@@ -209,6 +217,12 @@ func mulAdd(c, a, w []float64, rows, fin, fout int) {
 		}
 		return
 	}
+	addRows(c, a, w, rows, fin, fout)
+}
+
+// addRows sets C += A·W row by row, each element's products added to it in
+// the order of A's columns.
+func addRows(c, a, w []float64, rows, fin, fout int) {
 	w = w[:fin*fout]
 	for r := 0; r < rows; r++ {
 		cr := c[r*fout : (r+1)*fout : (r+1)*fout]
@@ -222,6 +236,10 @@ func mulAdd(c, a, w []float64, rows, fin, fout int) {
 		}
 	}
 }
+
+// simdWidth reports whether the AVX2 kernel takes products of this many
+// columns.
+func simdWidth(cols int) bool { return useSIMD && cols%8 == 0 }
 
 // mulT sets D = S·Wᵀ for S (rows × fout), W (fin × fout), D (rows × fin).
 func mulT(d, src, w []float64, rows, fin, fout int) {
@@ -334,10 +352,40 @@ func (k *mlpKernel) addParamGrad(l int, in, zb, dp []float64) {
 	}
 }
 
-// back multiplies an adjoint by W_lᵀ: dst = src·W_lᵀ.
+// back multiplies an adjoint by W_lᵀ: dst = src·W_lᵀ. A layer larger than
+// smallLayer whose width the AVX2 kernel takes goes to the kernel with
+// W_lᵀ, which sums each element's products from zero in mulT's order (the
+// rows it leaves to addRows, which sums alike); other layers to mulT.
 func (k *mlpKernel) back(l int, src, dst []float64) {
 	fin, fout := k.op.Sizes[l], k.op.Sizes[l+1]
-	mulT(dst, src, k.params[2*l], k.rows, fin, fout)
+	rows := k.rows
+	if fin*fout <= smallLayer || !simdWidth(fin) {
+		mulT(dst, src, k.params[2*l], rows, fin, fout)
+		return
+	}
+	wt := k.transposed(l)
+	clear(dst[:rows*fin])
+	done := gemmSIMD(dst, src, wt, rows, fout, fin)
+	addRows(dst[done*fin:], src[done*fout:], wt, rows-done, fout, fin)
+}
+
+// transposed returns W_lᵀ (fout × fin), transposed once per use of the
+// kernel.
+func (k *mlpKernel) transposed(l int) []float64 {
+	if k.wT == nil {
+		k.wT = make([][]float64, k.op.layers())
+	}
+	fin, fout := k.op.Sizes[l], k.op.Sizes[l+1]
+	if k.wT[l] == nil {
+		w := k.params[2*l][:fin*fout]
+		k.wT[l] = make([]float64, fin*fout)
+		for i := 0; i < fin; i++ {
+			for j := 0; j < fout; j++ {
+				k.wT[l][j*fin+i] = w[i*fout+j]
+			}
+		}
+	}
+	return k.wT[l]
 }
 
 // reverse back-propagates upstream gradients gy of f over the block after
