@@ -141,6 +141,7 @@ type mlpKernel struct {
 	gn               GradNet     // the shallow kernels' weights unit by unit
 	lanes            []float64   // the AVX2 reductions' parameters and sums, four units a vector
 	wT               [][]float64 // the layers' transposed weights, for back; nil until used with these params
+	at               []float64   // a layer's transposed input, for mulTAdd
 	rows             int
 	off              []int // offsets of the parameters in a flat gradient
 }
@@ -343,7 +344,7 @@ func (k *mlpKernel) forward(x []float64, rows int) {
 func (k *mlpKernel) addParamGrad(l int, in, zb, dp []float64) {
 	fin, fout := k.op.Sizes[l], k.op.Sizes[l+1]
 	rows := k.rows
-	mulTAdd(dp[k.off[2*l]:k.off[2*l]+fin*fout], in, zb, rows, fin, fout)
+	k.mulTAdd(dp[k.off[2*l]:k.off[2*l]+fin*fout], in, zb, rows, fin, fout)
 	db := dp[k.off[2*l+1] : k.off[2*l+1]+fout]
 	for r := 0; r < rows; r++ {
 		for c, v := range zb[r*fout : (r+1)*fout] {
@@ -367,6 +368,25 @@ func (k *mlpKernel) back(l int, src, dst []float64) {
 	clear(dst[:rows*fin])
 	done := gemmSIMD(dst, src, wt, rows, fout, fin)
 	addRows(dst[done*fin:], src[done*fout:], wt, rows-done, fout, fin)
+}
+
+// mulTAdd is the package's mulTAdd, but that a layer larger than
+// smallLayer whose width the AVX2 kernel takes goes to the kernel with Aᵀ
+// (the rows it leaves to addRows), which adds each element's products in
+// the order of the rows, as BLAS does, without skipping A's zeros.
+func (k *mlpKernel) mulTAdd(g, a, z []float64, rows, fin, fout int) {
+	if fin*fout <= smallLayer || !simdWidth(fout) {
+		mulTAdd(g, a, z, rows, fin, fout)
+		return
+	}
+	k.at = grow(k.at, fin*rows)
+	for r := 0; r < rows; r++ {
+		for i, v := range a[r*fin : (r+1)*fin] {
+			k.at[i*rows+r] = v
+		}
+	}
+	done := gemmSIMD(g, k.at, z, fin, rows, fout)
+	addRows(g[done*fout:], k.at[done*rows:], z, fin-done, rows, fout)
 }
 
 // transposed returns W_lᵀ (fout × fin), transposed once per use of the
@@ -459,7 +479,7 @@ func (k *mlpKernel) tangentReverse(gy, dx, dp []float64) {
 			k.addParamGrad(l, k.input(l), zb, dp)
 			// the tangent path adds ind·ż̄ to dW but nothing to db
 			fin := k.op.Sizes[l]
-			mulTAdd(dp[k.off[2*l]:k.off[2*l]+fin*fout], ind, zdb, rows, fin, fout)
+			k.mulTAdd(dp[k.off[2*l]:k.off[2*l]+fin*fout], ind, zdb, rows, fin, fout)
 		}
 		if l == 0 {
 			if dx != nil {
