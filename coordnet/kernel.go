@@ -379,12 +379,7 @@ func (k *mlpKernel) mulTAdd(g, a, z []float64, rows, fin, fout int) {
 		mulTAdd(g, a, z, rows, fin, fout)
 		return
 	}
-	k.at = grow(k.at, fin*rows)
-	for r := 0; r < rows; r++ {
-		for i, v := range a[r*fin : (r+1)*fin] {
-			k.at[i*rows+r] = v
-		}
-	}
+	k.at = transpose(grow(k.at, fin*rows), a, rows, fin)
 	done := gemmSIMD(g, k.at, z, fin, rows, fout)
 	addRows(g[done*fout:], k.at[done*rows:], z, fin-done, rows, fout)
 }
@@ -397,15 +392,20 @@ func (k *mlpKernel) transposed(l int) []float64 {
 	}
 	fin, fout := k.op.Sizes[l], k.op.Sizes[l+1]
 	if k.wT[l] == nil {
-		w := k.params[2*l][:fin*fout]
-		k.wT[l] = make([]float64, fin*fout)
-		for i := 0; i < fin; i++ {
-			for j := 0; j < fout; j++ {
-				k.wT[l][j*fin+i] = w[i*fout+j]
-			}
-		}
+		k.wT[l] = transpose(make([]float64, fin*fout), k.params[2*l], fin, fout)
 	}
 	return k.wT[l]
+}
+
+// transpose writes the transpose of src (rows × cols, row-major) into dst
+// (cols × rows) and returns dst.
+func transpose(dst, src []float64, rows, cols int) []float64 {
+	for r := 0; r < rows; r++ {
+		for c, v := range src[r*cols : (r+1)*cols] {
+			dst[c*rows+r] = v
+		}
+	}
+	return dst
 }
 
 // reverse back-propagates upstream gradients gy of f over the block after

@@ -21,12 +21,7 @@ func (k *mlpKernel) shallow() bool {
 func (k *mlpKernel) shallowParams() (b0, w1 []float64, b1 float64) {
 	in, h := k.op.Sizes[0], k.op.Sizes[1]
 	w0 := k.params[0][:in*h]
-	k.wt = grow(k.wt, in*h)
-	for i := 0; i < in; i++ {
-		for j := 0; j < h; j++ {
-			k.wt[j*in+i] = w0[i*h+j]
-		}
-	}
+	k.wt = transpose(grow(k.wt, in*h), w0, in, h)
 	return k.params[1][:h], k.params[2][:h], k.params[3][0]
 }
 
