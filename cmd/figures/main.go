@@ -51,12 +51,12 @@ func figures() cli.Commands {
 	return cli.Commands{Program: "figures", Description: description, Noun: "figure", Usage: "figures FIGURE [flags] [NAME=DIR ...]",
 		Footer: "Run \"figures FIGURE --help\" (or \"figures help FIGURE\") for a figure's flags and arguments.",
 		List: []cli.Command{
-			{Name: "curves", What: "one curve per run of a metric from RUNDIR/metrics.csv against steps", Run: plain(curves)},
-			{Name: "trajectories", What: "the path of chain 0 from RUNDIR/trace.bin on the target's contours", Run: plain(trajectories)},
-			{Name: "nets", What: "contour plots of a trained sampler's f_Q and f_D over their inputs, and their values (CSV)", Run: plain(nets)},
-			{Name: "table", What: "a Markdown table of a metric at given steps and summary values",
+			{Name: "curves", Synopsis: "[flags] --out FIG NAME=DIR[,DIR...]...", What: "one curve per run of a metric from RUNDIR/metrics.csv against steps", Run: plain(curves)},
+			{Name: "trajectories", Synopsis: "[flags] --out FIG NAME=DIR...", What: "the path of chain 0 from RUNDIR/trace.bin on the target's contours", Run: plain(trajectories)},
+			{Name: "nets", Synopsis: "[flags] --meta sampler.json --out DIR", What: "contour plots of a trained sampler's f_Q and f_D over their inputs, and their values (CSV)", Run: plain(nets)},
+			{Name: "table", Synopsis: "[flags] NAME=DIR[,DIR...]...", What: "a Markdown table of a metric at given steps and summary values",
 				Run: func(_ context.Context, a []string) error { return table(os.Stdout, a) }},
-			{Name: "sweep", What: "the tables and curves a sweep file names, from its runs that have finished, saying which have not", Run: plain(sweepFigures)},
+			{Name: "sweep", Synopsis: "[flags] FILE...", What: "the tables and curves a sweep file names, from its runs that have finished, saying which have not", Run: plain(sweepFigures)},
 		}}
 }
 
@@ -74,10 +74,8 @@ var runArgs = []cli.Arg{
 }
 
 // usage sets the help of the figure called name.
-func usage(fs *pflag.FlagSet, name, synopsis string, args ...cli.Arg) {
-	h := figures().Help(name, args...)
-	h.Synopsis = "figures " + name + " " + synopsis
-	cli.SetUsage(fs, h)
+func usage(fs *pflag.FlagSet, name string, args ...cli.Arg) {
+	cli.SetUsage(fs, figures().Help(name, args...))
 }
 
 // runs parses NAME=DIR arguments.
@@ -152,7 +150,7 @@ func curves(args []string) error {
 	xlabel := fs.String("xlabel", "step", "x-axis label")
 	ylabel := fs.String("ylabel", "", "y-axis label (default: the metric)")
 	ymax := fs.Float64("ymax", math.Inf(1), "leave out the points above this value, so that the y axis fits the rest: a zoom on the lower curves")
-	usage(fs, "curves", "[flags] --out FIG NAME=DIR[,DIR...]...", runArgs...)
+	usage(fs, "curves", runArgs...)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -298,7 +296,7 @@ func trajectories(args []string) error {
 	task := fs.String("task", "gaussian2d", "the 2-D Gaussian task the runs sampled")
 	out := fs.String("out", "", "figure path without extension (required)")
 	title := fs.String("title", "", "figure title")
-	usage(fs, "trajectories", "[flags] --out FIG NAME=DIR...",
+	usage(fs, "trajectories",
 		cli.Arg{Name: "NAME=DIR", Usage: "a run: its panel's title (NAME) and the output directory of cmd/sample --trace-every 1 on a 2-D task (DIR)"})
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -456,7 +454,7 @@ func nets(args []string) error {
 	uFixed := fs.Float64("fixed-energy", math.NaN(), "energy input for the momentum-gradient plot of f_D (default: the middle of --energy)")
 	points := fs.Int("points", 60, fmt.Sprintf("grid points along each axis, both ends of each range included: 2 to %d "+
 		"(time and memory grow with its square; %d takes about 3 s)", maxPoints, maxPoints))
-	usage(fs, "nets", "[flags] --meta sampler.json --out DIR")
+	usage(fs, "nets")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -613,7 +611,7 @@ func table(w io.Writer, args []string) error {
 	steps := fs.IntSlice("steps", nil, "steps at which to report the metric (evaluation steps of every run's metrics.csv)")
 	summary := fs.StringSlice("summary", nil, "summary.json values to report (numbers in every run's summary.json)")
 	digits := fs.Int("digits", 4, "significant digits")
-	usage(fs, "table", "[flags] NAME=DIR[,DIR...]...", runArgs...)
+	usage(fs, "table", runArgs...)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func sweepFigures(args []string) error {
 	root := fs.String("runs", "runs", "the runs directory the sweep ran into (sweep --runs)")
 	stdout := fs.Bool("stdout", false, "print the tables on standard output instead of writing their files, and draw no curves")
 	readme := fs.Bool("readme", true, "also copy each table file into the README.md beside it, between its <!-- FILE --> and <!-- /FILE --> lines, where it has them")
-	usage(fs, "sweep", "[flags] FILE...", cli.Arg{Name: "FILE", Usage: "a sweep file (cmd/sweep), as experiments/mnist-nt/table.sweep; " +
+	usage(fs, "sweep", cli.Arg{Name: "FILE", Usage: "a sweep file (cmd/sweep), as experiments/mnist-nt/table.sweep; " +
 		"the tables of several for one file follow one another, in the order given"})
 	if err := cli.Parse(fs, args); err != nil {
 		return err
