@@ -19,6 +19,11 @@
 // best.json the networks of the best epoch so far, and
 // sampler.json at the end is the best epoch's, its epoch and score in its
 // "training" record. Nothing about the evaluations enters the choice.
+// `--resume DIR --revalidate` scores a run's validated epochs again under
+// the protocol as it is now (runs that validation.csv already holds are
+// not run again, so a protocol with a target added costs that target's
+// runs only) and chooses again, before the run continues or, finished,
+// writes the new choice as sampler.json.
 // `--resume DIR` continues an interrupted run with the flags in
 // DIR/config.json and the very input files it started with, and gives the
 // same result, bit for bit, as an uninterrupted one; flags given beside it
@@ -87,6 +92,7 @@ type options struct {
 	continueStepSize          float64
 	seed                      uint64
 	quiet, float32            bool
+	revalidate                bool
 	target                    catalog.Options
 }
 
@@ -107,8 +113,9 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.Float64Var(&o.continueStepSize, "continue-step-size", 0, "step size η of the continuation unrolls (default: --step-size; the MNIST evaluations raise η after the first data epoch, and a sampler trained at one η can be unstable at a larger one)")
 	fs.StringVar(&o.friction, "friction-step", string(nnsghmc.FrictionExponential), "the unrolled sampler's friction step: exponential (e^{−η·D_f}·p, stable at any η) or explicit (the paper's (1 − η·D_f)·p, which throws chains out where η·D_f > 2)")
 	fs.Float64Var(&o.lr, "lr", 0, "Adam learning rate of both networks (default: the task's)")
-	fs.Float64Var(&o.energyScale, "energy-scale", 0, "scale s_u of the networks' energy input u = s_u·Ũ/N (default: the task's; give sample the same, or the test's counterpart, with --energy-scale)")
+	fs.Float64Var(&o.energyScale, "energy-scale", 0, "scale s_u of the networks' energy input u = s_u·Ũ/N (default: the task's; sampler.json records it and sample uses it)")
 	fs.IntVar(&o.validateEvery, "validate-every", -1, "run the set-up's validation protocol every N epochs and after the last, and write the best epoch's networks as sampler.json (default: the set-up's N; 0: no validation, the last epoch's networks). The protocols: "+strings.Join(catalog.ValidationProtocols(), "; "))
+	fs.BoolVar(&o.revalidate, "revalidate", false, "with --resume: score the run's validated epochs (validated/) again under the set-up's protocol as it is now, running only the runs its validation.csv lacks, and choose again; a finished run then gets the new choice as sampler.json")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar, nor progress lines when standard error is not a terminal")
 	fs.BoolVar(&o.float32, "float32", false, "evaluate the task's energies and gradients in float32 (the sampler, the losses and the networks stay float64)")
@@ -119,6 +126,9 @@ func run(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	var resumed *train.Checkpoint
+	if o.revalidate && o.resume == "" {
+		return cli.Usagef("--revalidate scores a run's validations again: give the run with --resume DIR")
+	}
 	if o.resume != "" {
 		if fs.Changed("out") && o.out != o.resume {
 			return cli.Usagef("--resume writes into the run's own directory; drop --out")
@@ -262,15 +272,27 @@ func run(ctx context.Context, args []string) (err error) {
 			every = o.validateEvery
 		}
 		val = newValidator(v, o.target, o.out, every, cfg.Epochs)
-		if resumed != nil {
+		if resumed != nil && !o.revalidate {
 			if err := val.resume(tr.Epochs()); err != nil {
 				return err
 			}
 		}
 	}
+	if o.revalidate && val == nil {
+		return cli.Usagef("--revalidate: the run in %s has no validation protocol (task %s, --validate-every %d)", o.resume, o.task, o.validateEvery)
+	}
 	bar := cli.NewProgress(tr.Unrolls(), "train "+o.task, o.quiet, os.Stderr)
 	if a := openblas.Advice(); a != "" {
 		bar.Note("note: " + a)
+	}
+	if o.revalidate {
+		if err := val.revalidate(ctx, tr.Epochs(), func(line string) { bar.Log(tr.Completed(), line) }); err != nil {
+			bar.Finish()
+			if ctx.Err() != nil {
+				return fmt.Errorf("%w: the revalidation stopped, and the run is as it was", ctx.Err())
+			}
+			return err
+		}
 	}
 	bar.Skip(tr.Completed())
 	validate := func() error {
@@ -504,7 +526,7 @@ func reachesCheckpoint(dir string, epochs int, pos train.Position) error {
 var resumption = cli.RunFlags{
 	Files:  []string{"target-cov", "init"},
 	Free:   map[string]bool{"epochs": true, "quiet": true, "data-dir": true, "download": true},
-	Own:    map[string]bool{"resume": true, "out": true, cli.FlagFileFlag: true},
+	Own:    map[string]bool{"resume": true, "out": true, "revalidate": true, cli.FlagFileFlag: true},
 	Change: "only --epochs may change, to extend or end it",
 	// a config.json from before "given" was recorded: the flags that
 	// differ from their defaults, but the GRU width that --preset quick

@@ -49,6 +49,7 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 		{[]string{"-continue-step-size", "0", "-out", dir}, "--continue-step-size: invalid value 0 (want a positive finite number)"},
 		{[]string{"-steps", "10", "-out", dir}, "the in-chain loss has no time within 10 steps"},
 		{[]string{"-resume", filepath.Join(dir, "none")}, "cannot resume " + filepath.Join(dir, "none") + ": no such file or directory"},
+		{[]string{"-revalidate", "-out", dir}, "--revalidate scores a run's validations again: give the run with --resume DIR"},
 		// the cross-chain loss's Stein estimator failed on 2 chains after
 		// the run had started, the in-chain loss on fewer than 10
 		{[]string{"-chains", "2", "-preset", "quick", "-out", dir}, "--chains 2: this training set-up needs at least 3 chains (the cross-chain loss: the Stein estimator's bandwidth"},

@@ -95,6 +95,102 @@ func (val *validator) resume(epoch int) error {
 	return nil
 }
 
+// revalidate scores the validated epochs of a resumed run up to its
+// checkpoint at epoch again, under the current protocol: each epoch's
+// networks come from validated/epoch-N.json, each run's figure from the
+// run's validation.csv where that file has the run's column (a protocol
+// with runs added runs only those), and the others are run. It rewrites
+// validation.csv, the epochs' files (their validation score) and
+// best.json, all at the end: an interrupted revalidation leaves the run
+// as it was. log gets a line per epoch.
+func (val *validator) revalidate(ctx context.Context, epoch int, log func(string)) error {
+	f, err := os.Open(filepath.Join(val.dir, "validation.csv"))
+	if err != nil {
+		return fmt.Errorf("cannot revalidate: %w", err)
+	}
+	records, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(records) == 0 || len(records[0]) < 2 || records[0][0] != "epoch" {
+		return fmt.Errorf("cannot revalidate: %s is not a validation.csv (%v)", f.Name(), err)
+	}
+	header := records[0][1 : len(records[0])-1] // less epoch and score
+	type scored struct {
+		epoch   int
+		trained *nnsghmc.Trained
+		score   float64
+	}
+	var done []scored
+	for _, r := range records[1:] {
+		e, err := strconv.Atoi(r[0])
+		if err != nil || len(r) != len(records[0]) {
+			return fmt.Errorf("cannot revalidate: %s has a row %q", f.Name(), r)
+		}
+		if e > epoch {
+			break
+		}
+		known := map[string]float64{}
+		for i, name := range header {
+			if x, err := strconv.ParseFloat(r[1+i], 64); err == nil {
+				known[name] = x
+			}
+		}
+		path := filepath.Join(val.dir, validatedDir, fmt.Sprintf("epoch-%d.json", e))
+		trained, err := nnsghmc.Load(path)
+		if err != nil {
+			return fmt.Errorf("cannot revalidate epoch %d: %w", e, err)
+		}
+		res, err := val.v.Run(ctx, trained, val.base, known)
+		if err != nil {
+			return err
+		}
+		row := []string{strconv.Itoa(e)}
+		for _, x := range res.Figures {
+			row = append(row, strconv.FormatFloat(x, 'g', -1, 64))
+		}
+		val.rows = append(val.rows, append(row, strconv.FormatFloat(res.Score, 'g', -1, 64)))
+		done = append(done, scored{e, trained, res.Score})
+		if res.Score < val.best {
+			val.best, val.chosen = res.Score, e
+		}
+		log(fmt.Sprintf("revalidated epoch %d: %s %.4g", e, val.v.ScoreName(), res.Score))
+	}
+	if err := val.writeRows(); err != nil {
+		return err
+	}
+	for _, d := range done {
+		if d.trained.Training == nil {
+			d.trained.Training = map[string]any{"validated_epoch": d.epoch}
+		}
+		d.trained.Training["validation_score"] = d.score
+		d.trained.Training["validation"] = val.v.Describe()
+		if err := cli.WriteFile(filepath.Join(val.dir, validatedDir, fmt.Sprintf("epoch-%d.json", d.epoch)), d.trained.Encode); err != nil {
+			return err
+		}
+		if d.epoch == val.chosen {
+			delete(d.trained.Training, "validated_epoch")
+			d.trained.Training["chosen_epoch"] = d.epoch
+			if err := cli.WriteFile(filepath.Join(val.dir, bestFile), d.trained.Encode); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeRows writes validation.csv.
+func (val *validator) writeRows() error {
+	return cli.WriteFile(filepath.Join(val.dir, "validation.csv"), func(w io.Writer) error {
+		c := csv.NewWriter(w)
+		if err := c.Write(val.header()); err != nil {
+			return err
+		}
+		if err := c.WriteAll(val.rows); err != nil {
+			return err
+		}
+		return c.Error()
+	})
+}
+
 // pending reports whether the epoch the trainer stands at is due and not
 // yet validated (a run interrupted during its validation).
 func (val *validator) pending(epoch int) bool {
@@ -114,26 +210,17 @@ func (val *validator) pending(epoch int) bool {
 // best.json. It returns the line to log.
 func (val *validator) validate(ctx context.Context, tr *train.Trainer, info map[string]any, epoch int) (string, error) {
 	trained := tr.Trained()
-	res, err := val.v.Run(ctx, trained, val.base)
+	res, err := val.v.Run(ctx, trained, val.base, nil)
 	if err != nil {
 		return "", err
 	}
 	row := []string{strconv.Itoa(epoch)}
 	for _, f := range res.Figures {
-		row = append(row, strconv.FormatFloat(f, 'g', 6, 64))
+		row = append(row, strconv.FormatFloat(f, 'g', -1, 64))
 	}
-	row = append(row, strconv.FormatFloat(res.Score, 'g', 6, 64))
+	row = append(row, strconv.FormatFloat(res.Score, 'g', -1, 64))
 	val.rows = append(val.rows, row)
-	if err := cli.WriteFile(filepath.Join(val.dir, "validation.csv"), func(w io.Writer) error {
-		c := csv.NewWriter(w)
-		if err := c.Write(val.header()); err != nil {
-			return err
-		}
-		if err := c.WriteAll(val.rows); err != nil {
-			return err
-		}
-		return c.Error()
-	}); err != nil {
+	if err := val.writeRows(); err != nil {
 		return "", err
 	}
 	trained.Training = val.annotate(info, "validated_epoch", epoch, res.Score)

@@ -49,7 +49,7 @@ func TestValidationChoosesTheEpochItWrites(t *testing.T) {
 	}
 	rows, err := csv.NewReader(f).ReadAll()
 	f.Close()
-	if err != nil || len(rows) != 4 || rows[0][0] != "epoch" || rows[0][len(rows[0])-1] != "score" || len(rows[0]) != 1+4+1 {
+	if err != nil || len(rows) != 4 || rows[0][0] != "epoch" || rows[0][len(rows[0])-1] != "score" || len(rows[0]) != 1+5+1 {
 		t.Fatalf("validation.csv: %v, %q", err, rows)
 	}
 	best, bestEpoch := 0.0, 0
@@ -111,5 +111,69 @@ func TestValidationChoosesTheEpochItWrites(t *testing.T) {
 		if len(a) == 0 || !bytes.Equal(a, b) {
 			t.Errorf("the resumed run's %s differs from the uninterrupted run's:\n%s\n%s", name, a, b)
 		}
+	}
+}
+
+// TestRevalidateRunsOnlyWhatIsMissing trains the toy for three epochs
+// under a protocol of two targets, then revalidates it under the whole
+// protocol: the files are those of a run validated under the whole
+// protocol from the start, bit for bit, and a figure validation.csv held
+// is taken, not run again.
+func TestRevalidateRunsOnlyWhatIsMissing(t *testing.T) {
+	shortValidation(t)
+	whole := testValidation
+	args := append(append([]string{}, small...), "-epochs", "3", "-validate-every", "1")
+	straight, revalidated := t.TempDir(), t.TempDir()
+	if err := run(context.Background(), append(args, "-out", straight)); err != nil {
+		t.Fatal(err)
+	}
+	testValidation = func(v *catalog.Validation) *catalog.Validation {
+		w := whole(v)
+		w.Targets = w.Targets[:2]
+		return w
+	}
+	if err := run(context.Background(), append(args, "-out", revalidated)); err != nil {
+		t.Fatal(err)
+	}
+	testValidation = whole
+	if err := run(context.Background(), []string{"-resume", revalidated, "-revalidate", "-quiet"}); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"validation.csv", "sampler.json", bestFile}
+	for e := 1; e <= 3; e++ {
+		files = append(files, filepath.Join(validatedDir, fmt.Sprintf("epoch-%d.json", e)))
+	}
+	for _, name := range files {
+		a, _ := os.ReadFile(filepath.Join(straight, name))
+		b, _ := os.ReadFile(filepath.Join(revalidated, name))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("the revalidated run's %s differs from the run validated so from the start:\n%s\n%s", name, a, b)
+		}
+	}
+
+	// a figure on file is taken as it is
+	path := filepath.Join(revalidated, "validation.csv")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows[1][1] = "1e+06"
+	var buf bytes.Buffer
+	if err := csv.NewWriter(&buf).WriteAll(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), []string{"-resume", revalidated, "-revalidate", "-quiet"}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(path)
+	if rows, err = csv.NewReader(bytes.NewReader(b)).ReadAll(); err != nil || rows[1][1] != "1e+06" || rows[1][len(rows[1])-1] != "1e+06" {
+		t.Errorf("a figure on file was run again, or not scored: %v %q", err, rows[1])
 	}
 }

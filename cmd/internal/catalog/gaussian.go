@@ -139,8 +139,8 @@ func toyTraining() *Training {
 // toyValidation is the toy set-up's validation protocol: the test task
 // (gaussian20, 50 chains, η = 0.025, gradient noise σ = 1) for 12,000
 // steps, the evaluations' length, with run seed 1 on two of our seeded
-// 20-D Gaussians at both of the test family's scales, 0.5 and 0.6, every
-// 5 epochs. Each run is scored against the toy's bars, KL ≤ 0.03 and
+// 20-D Gaussians at both of the test family's scales, 0.5 and 0.6, and a
+// third as ill-conditioned as the family's worst, every 5 epochs. Each run is scored against the toy's bars, KL ≤ 0.03 and
 // ESS ≥ 50 after the last step, by the larger of KL/0.03 and 50/ESS, and
 // the sampler by its worst run: a score of at most 1 meets every bar on
 // every target.
@@ -159,14 +159,25 @@ func toyTraining() *Training {
 // Monte-Carlo part of the KL has fallen below it (after 3,000 steps that
 // part, about 0.045, hid a sampler whose KL at 12,000 steps was 2.4 times
 // another's there); ESS is smallest at scale 0.6.
+//
+// The bias is largest on the stiffest direction, and the training target
+// (smallest covariance eigenvalue 0.177) has none as stiff as the test
+// family's (0.0141 to 0.0697 on the authors' four): target 23 at scale
+// 0.5, smallest eigenvalue 0.0155, is the first seeded target from 11 on
+// within 10 % of the stiffest of the authors' four, and sees a bias that
+// targets 11 and 16 (0.0195 to 0.041 at scale 0.5) miss.
 func toyValidation() *Validation {
 	v := &Validation{Task: "gaussian20", Seeds: []uint64{1}, Chains: 50, Steps: 12000, Every: 5, Worst: true,
 		Bars: []Bar{{Metric: "kl", Bound: 0.03}, {Metric: "ess", Bound: 50, AtLeast: true}}}
+	add := func(seed uint64, scale float64) {
+		v.Targets = append(v.Targets, ValidationTarget{Name: fmt.Sprintf("target-seed-%d-scale-%g", seed, scale),
+			Options: Options{TargetSeed: seed, TargetScale: scale}})
+	}
 	for _, scale := range []float64{0.5, 0.6} {
 		for _, seed := range []uint64{11, 16} {
-			v.Targets = append(v.Targets, ValidationTarget{Name: fmt.Sprintf("target-seed-%d-scale-%g", seed, scale),
-				Options: Options{TargetSeed: seed, TargetScale: scale}})
+			add(seed, scale)
 		}
 	}
+	add(23, 0.5)
 	return v
 }

@@ -145,8 +145,11 @@ func (v *Validation) ScoreName() string {
 
 // Run validates the trained sampler tr: every target and seed, its runs
 // shared out among GOMAXPROCS goroutines, with the data directory and
-// dtype of base. The result does not depend on the number of goroutines.
-func (v *Validation) Run(ctx context.Context, tr *nnsghmc.Trained, base Options) (*ValidationResult, error) {
+// dtype of base. A run whose figure known holds, by its name in Names
+// (from an earlier validation of the same networks), is not run again;
+// known may be nil. The result does not depend on the number of
+// goroutines.
+func (v *Validation) Run(ctx context.Context, tr *nnsghmc.Trained, base Options, known map[string]float64) (*ValidationResult, error) {
 	type job struct {
 		opts Options
 		seed uint64
@@ -159,10 +162,17 @@ func (v *Validation) Run(ctx context.Context, tr *nnsghmc.Trained, base Options)
 			jobs = append(jobs, job{o, s})
 		}
 	}
+	names := v.Names()
 	figures := make([]float64, len(jobs))
 	errs := make([]error, len(jobs))
 	spans.Share(len(jobs), 1, func() (func(lo, hi int), func()) {
-		return func(i, _ int) { figures[i], errs[i] = v.run(ctx, tr, jobs[i].opts, jobs[i].seed) }, nil
+		return func(i, _ int) {
+			if f, ok := known[names[i]]; ok {
+				figures[i] = f
+				return
+			}
+			figures[i], errs[i] = v.run(ctx, tr, jobs[i].opts, jobs[i].seed)
+		}, nil
 	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ func TestValidationRun(t *testing.T) {
 	for i, procs := range []int{1, 2} {
 		func() {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			if results[i], err = v.Run(context.Background(), tr, DefaultOptions); err != nil {
+			if results[i], err = v.Run(context.Background(), tr, DefaultOptions, nil); err != nil {
 				t.Fatal(err)
 			}
 		}()
@@ -79,7 +79,7 @@ func TestValidationScore(t *testing.T) {
 	for _, worst := range []bool{false, true} {
 		v := &Validation{Task: "gaussian20", Seeds: []uint64{1}, Chains: 10, Steps: 200, Metric: "kl", Every: 1, Worst: worst,
 			Targets: []ValidationTarget{{"a", Options{TargetSeed: 11, TargetScale: 0.6}}, {"b", Options{TargetSeed: 13, TargetScale: 0.5}}}}
-		r, err := v.Run(context.Background(), tr, DefaultOptions)
+		r, err := v.Run(context.Background(), tr, DefaultOptions, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func TestValidationBars(t *testing.T) {
 		Targets: []ValidationTarget{{"a", Options{TargetSeed: 11, TargetScale: 0.6}}, {"b", Options{TargetSeed: 13, TargetScale: 0.5}}}}
 	figures := func(v Validation) []float64 {
 		t.Helper()
-		r, err := v.Run(context.Background(), tr, DefaultOptions)
+		r, err := v.Run(context.Background(), tr, DefaultOptions, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
