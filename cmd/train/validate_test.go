@@ -49,7 +49,7 @@ func TestValidationChoosesTheEpochItWrites(t *testing.T) {
 	}
 	rows, err := csv.NewReader(f).ReadAll()
 	f.Close()
-	if err != nil || len(rows) != 4 || rows[0][0] != "epoch" || rows[0][len(rows[0])-1] != "score" || len(rows[0]) != 1+5+1 {
+	if err != nil || len(rows) != 4 || rows[0][0] != "epoch" || rows[0][len(rows[0])-1] != "score" || len(rows[0]) != 1+6+1 {
 		t.Fatalf("validation.csv: %v, %q", err, rows)
 	}
 	best, bestEpoch := 0.0, 0

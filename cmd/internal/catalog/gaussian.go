@@ -138,9 +138,9 @@ func toyTraining() *Training {
 
 // toyValidation is the toy set-up's validation protocol: the test task
 // (gaussian20, 50 chains, η = 0.025, gradient noise σ = 1) for 12,000
-// steps, the evaluations' length, with run seed 1 on two of our seeded
-// 20-D Gaussians at both of the test family's scales, 0.5 and 0.6, and a
-// third as ill-conditioned as the family's worst, every 5 epochs. Each run is scored against the toy's bars, KL ≤ 0.03 and
+// steps, the evaluations' length, with run seed 1 on three of our seeded
+// 20-D Gaussians at both of the test family's scales, 0.5 and 0.6, every
+// 5 epochs. Each run is scored against the toy's bars, KL ≤ 0.03 and
 // ESS ≥ 50 after the last step, by the larger of KL/0.03 and 50/ESS, and
 // the sampler by its worst run: a score of at most 1 meets every bar on
 // every target.
@@ -160,24 +160,22 @@ func toyTraining() *Training {
 // part, about 0.045, hid a sampler whose KL at 12,000 steps was 2.4 times
 // another's there); ESS is smallest at scale 0.6.
 //
-// The bias is largest on the stiffest direction, and the training target
-// (smallest covariance eigenvalue 0.177) has none as stiff as the test
-// family's (0.0141 to 0.0697 on the authors' four): target 23 at scale
-// 0.5, smallest eigenvalue 0.0155, is the first seeded target from 11 on
-// within 10 % of the stiffest of the authors' four, and sees a bias that
-// targets 11 and 16 (0.0195 to 0.041 at scale 0.5) miss.
+// The bias is largest on the stiffest direction, the ESS smallest on the
+// widest, and the training target (covariance eigenvalues 0.177 to 0.903)
+// has neither as extreme as the test family (0.0141 to 25.5 on the
+// authors' four). Target 23 is the first seeded target from 11 on whose
+// smallest eigenvalue at scale 0.5 comes within 10 % of the stiffest of
+// the authors' four (0.0155 against 0.0141), and at scale 0.6 its largest,
+// 26.8, exceeds the widest's (25.5), where 11's and 16's are 24.1 and
+// 24.6: it sees a bias and a slow direction that 11 and 16 miss.
 func toyValidation() *Validation {
 	v := &Validation{Task: "gaussian20", Seeds: []uint64{1}, Chains: 50, Steps: 12000, Every: 5, Worst: true,
 		Bars: []Bar{{Metric: "kl", Bound: 0.03}, {Metric: "ess", Bound: 50, AtLeast: true}}}
-	add := func(seed uint64, scale float64) {
-		v.Targets = append(v.Targets, ValidationTarget{Name: fmt.Sprintf("target-seed-%d-scale-%g", seed, scale),
-			Options: Options{TargetSeed: seed, TargetScale: scale}})
-	}
 	for _, scale := range []float64{0.5, 0.6} {
-		for _, seed := range []uint64{11, 16} {
-			add(seed, scale)
+		for _, seed := range []uint64{11, 16, 23} {
+			v.Targets = append(v.Targets, ValidationTarget{Name: fmt.Sprintf("target-seed-%d-scale-%g", seed, scale),
+				Options: Options{TargetSeed: seed, TargetScale: scale}})
 		}
 	}
-	add(23, 0.5)
 	return v
 }
