@@ -18,7 +18,10 @@
 // (to choose again, by another protocol, without training again),
 // best.json the networks of the best epoch so far, and
 // sampler.json at the end is the best epoch's, its epoch and score in its
-// "training" record. Nothing about the evaluations enters the choice.
+// "training" record; each validated epoch's record has every run's metrics
+// ("validation_runs"), and the progress line names the worst run and its
+// metrics, so that a score above 1 says which bar it misses. Nothing
+// about the evaluations enters the choice.
 // `--resume DIR --revalidate` scores a run's validated epochs again under
 // the protocol as it is now (runs that validation.csv already holds are
 // not run again, so a protocol with a target added costs that target's

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
@@ -139,10 +142,14 @@ func (val *validator) revalidate(ctx context.Context, epoch int, log func(string
 		if err != nil {
 			return fmt.Errorf("cannot revalidate epoch %d: %w", e, err)
 		}
+		if trained.Training == nil {
+			trained.Training = map[string]any{"validated_epoch": e}
+		}
 		res, err := val.v.Run(ctx, trained, val.base, known)
 		if err != nil {
 			return err
 		}
+		trained.Training["validation_runs"] = val.runValues(res, trained.Training["validation_runs"])
 		row := []string{strconv.Itoa(e)}
 		for _, x := range res.Figures {
 			row = append(row, strconv.FormatFloat(x, 'g', -1, 64))
@@ -152,15 +159,12 @@ func (val *validator) revalidate(ctx context.Context, epoch int, log func(string
 		if res.Score < val.best {
 			val.best, val.chosen = res.Score, e
 		}
-		log(fmt.Sprintf("revalidated epoch %d: %s %.4g", e, val.v.ScoreName(), res.Score))
+		log(fmt.Sprintf("revalidated epoch %d: %s %.4g%s", e, val.v.ScoreName(), res.Score, val.worst(res)))
 	}
 	if err := val.writeRows(); err != nil {
 		return err
 	}
 	for _, d := range done {
-		if d.trained.Training == nil {
-			d.trained.Training = map[string]any{"validated_epoch": d.epoch}
-		}
 		d.trained.Training["validation_score"] = d.score
 		d.trained.Training["validation"] = val.v.Describe()
 		if err := cli.WriteFile(filepath.Join(val.dir, validatedDir, fmt.Sprintf("epoch-%d.json", d.epoch)), d.trained.Encode); err != nil {
@@ -223,23 +227,64 @@ func (val *validator) validate(ctx context.Context, tr *train.Trainer, info map[
 	if err := val.writeRows(); err != nil {
 		return "", err
 	}
+	runs := val.runValues(res, nil)
 	trained.Training = val.annotate(info, "validated_epoch", epoch, res.Score)
+	trained.Training["validation_runs"] = runs
 	if err := os.MkdirAll(filepath.Join(val.dir, validatedDir), 0o755); err != nil {
 		return "", err
 	}
 	if err := cli.WriteFile(filepath.Join(val.dir, validatedDir, fmt.Sprintf("epoch-%d.json", epoch)), trained.Encode); err != nil {
 		return "", err
 	}
-	line := fmt.Sprintf("validation after epoch %d: %s %.4g", epoch, val.v.ScoreName(), res.Score)
+	line := fmt.Sprintf("validation after epoch %d: %s %.4g%s", epoch, val.v.ScoreName(), res.Score, val.worst(res))
 	if res.Score < val.best {
 		val.best, val.chosen = res.Score, epoch
 		trained.Training = val.annotate(info, "chosen_epoch", epoch, res.Score)
+		trained.Training["validation_runs"] = runs
 		if err := cli.WriteFile(filepath.Join(val.dir, bestFile), trained.Encode); err != nil {
 			return "", err
 		}
 		line += " (best so far)"
 	}
 	return line, nil
+}
+
+// runValues returns each run's metrics by the run's name, for the
+// epoch's file: res's, and for a run whose figure was known, its metrics
+// in earlier, the record of an earlier validation of the same networks
+// (nil: none).
+func (val *validator) runValues(res *catalog.ValidationResult, earlier any) map[string]any {
+	old, _ := earlier.(map[string]any)
+	out := map[string]any{}
+	for i, name := range val.v.Names() {
+		switch {
+		case res.Values[i] != nil:
+			out[name] = res.Values[i]
+		case old[name] != nil:
+			out[name] = old[name]
+		}
+	}
+	return out
+}
+
+// worst names the run with the largest figure and its metrics, as
+// " (target-seed-16-scale-0.6/seed-1: ess 51.5, kl 0.021)", or "" when
+// its metrics are not at hand.
+func (val *validator) worst(res *catalog.ValidationResult) string {
+	i := 0
+	for j, f := range res.Figures {
+		if f > res.Figures[i] {
+			i = j
+		}
+	}
+	if len(res.Figures) == 0 || res.Values[i] == nil {
+		return ""
+	}
+	var parts []string
+	for _, m := range slices.Sorted(maps.Keys(res.Values[i])) {
+		parts = append(parts, fmt.Sprintf("%s %.4g", m, res.Values[i][m]))
+	}
+	return fmt.Sprintf(" (%s: %s)", val.v.Names()[i], strings.Join(parts, ", "))
 }
 
 // annotate returns info with the epoch, under the key given, and its

@@ -84,6 +84,14 @@ func TestValidationChoosesTheEpochItWrites(t *testing.T) {
 		if e, _ := v.Training["validated_epoch"].(float64); int(e) != epoch {
 			t.Errorf("validated/epoch-%d.json names epoch %v", epoch, v.Training["validated_epoch"])
 		}
+		// and each run's metrics, the bars' of the toy's protocol
+		runs, _ := v.Training["validation_runs"].(map[string]any)
+		for _, name := range rows[0][1 : len(rows[0])-1] {
+			m, _ := runs[name].(map[string]any)
+			if _, ok := m["kl"].(float64); !ok || len(m) != 2 {
+				t.Errorf("validated/epoch-%d.json: run %s's metrics %v, want kl and ess", epoch, name, m)
+			}
+		}
 		if same := reflect.DeepEqual(v.Q, s.Q) && reflect.DeepEqual(v.D, s.D); same != (epoch == bestEpoch) {
 			t.Errorf("validated/epoch-%d.json: same networks as sampler.json %v, want %v (chosen epoch %d)", epoch, same, epoch == bestEpoch, bestEpoch)
 		}

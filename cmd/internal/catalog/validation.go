@@ -101,6 +101,10 @@ type ValidationResult struct {
 	// to the Bars), target by target, each target's
 	// runs in the order of Seeds; +Inf for a run that lost a chain.
 	Figures []float64
+	// Values are each run's metrics after its last step (those of the
+	// Bars, or Metric) by name, in the order of Figures: nil for a run
+	// that lost a chain or whose figure was known.
+	Values []map[string]float64
 	// Score is the mean of the figures, or the largest with
 	// Validation.Worst: lower is better, +Inf when a run lost a chain.
 	Score float64
@@ -164,6 +168,7 @@ func (v *Validation) Run(ctx context.Context, tr *nnsghmc.Trained, base Options,
 	}
 	names := v.Names()
 	figures := make([]float64, len(jobs))
+	values := make([]map[string]float64, len(jobs))
 	errs := make([]error, len(jobs))
 	spans.Share(len(jobs), 1, func() (func(lo, hi int), func()) {
 		return func(i, _ int) {
@@ -171,20 +176,20 @@ func (v *Validation) Run(ctx context.Context, tr *nnsghmc.Trained, base Options,
 				figures[i] = f
 				return
 			}
-			figures[i], errs[i] = v.run(ctx, tr, jobs[i].opts, jobs[i].seed)
+			figures[i], values[i], errs[i] = v.run(ctx, tr, jobs[i].opts, jobs[i].seed)
 		}, nil
 	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	if v.Worst {
-		return &ValidationResult{Figures: figures, Score: slices.Max(figures)}, nil
+		return &ValidationResult{Figures: figures, Values: values, Score: slices.Max(figures)}, nil
 	}
 	score := 0.0
 	for _, f := range figures {
 		score += f
 	}
-	return &ValidationResult{Figures: figures, Score: score / float64(len(figures))}, nil
+	return &ValidationResult{Figures: figures, Values: values, Score: score / float64(len(figures))}, nil
 }
 
 // reduction names how figures make the score: "mean" or "largest".
@@ -196,16 +201,17 @@ func (v *Validation) reduction() string {
 }
 
 // run is one validation run: the trained sampler with the task's NNSGHMC
-// settings from the task's initial positions, v.Steps steps, the metric
-// after the last. A chain that diverges gives +Inf.
-func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, seed uint64) (float64, error) {
+// settings from the task's initial positions, v.Steps steps, its figure
+// and the metrics it is made of after the last. A chain that diverges
+// gives +Inf and no metrics.
+func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, seed uint64) (float64, map[string]float64, error) {
 	task, err := New(v.Task, o)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	target, err := task.NewTarget(v.Chains, task.Defaults.Noise)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if c, ok := target.(interface{ Close() error }); ok {
 		defer c.Close()
@@ -214,11 +220,11 @@ func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, se
 	s.Warn = func(string) {} // a validation is a figure, not a report
 	kern, err := nnsghmc.New(target, tr, s)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	mon, err := task.NewMonitor(v.Chains)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if c, ok := mon.(interface{ Close() error }); ok {
 		defer c.Close()
@@ -226,26 +232,26 @@ func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, se
 	rng := rand.New(rand.NewPCG(seed, 0x76616c6964)) // "valid"
 	st, err := kern.Init(task.Init(rng, v.Chains), nil)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	for step := 1; step <= v.Steps; step++ {
 		if err := ctx.Err(); err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		err := kern.Step(rng, st)
 		if err == nil {
 			err = mon.Observe(step, st.Theta)
 		}
 		if errors.Is(err, samplers.ErrDiverged) {
-			return math.Inf(1), nil
+			return math.Inf(1), nil, nil
 		}
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 	}
 	ms, err := mon.Metrics()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	summarised := false
 	value := func(name string) (float64, error) {
@@ -266,17 +272,23 @@ func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, se
 		}
 	}
 	if len(v.Bars) == 0 {
-		return value(v.Metric)
+		x, err := value(v.Metric)
+		if err != nil {
+			return 0, nil, err
+		}
+		return x, map[string]float64{v.Metric: x}, nil
 	}
 	figure := math.Inf(-1)
+	values := map[string]float64{}
 	for _, b := range v.Bars {
 		x, err := value(b.Metric)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		figure = max(figure, b.ratio(x))
+		values[b.Metric] = x
 	}
-	return figure, nil
+	return figure, values, nil
 }
 
 // NNSettings are NNSGHMC's run settings on the task: d.NN with the

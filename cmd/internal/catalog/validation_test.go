@@ -103,23 +103,27 @@ func TestValidationBars(t *testing.T) {
 	}
 	base := Validation{Task: "gaussian20", Seeds: []uint64{1}, Chains: 10, Steps: 300, Every: 1,
 		Targets: []ValidationTarget{{"a", Options{TargetSeed: 11, TargetScale: 0.6}}, {"b", Options{TargetSeed: 13, TargetScale: 0.5}}}}
-	figures := func(v Validation) []float64 {
+	results := func(v Validation) *ValidationResult {
 		t.Helper()
 		r, err := v.Run(context.Background(), tr, DefaultOptions, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return r.Figures
+		return r
 	}
 	kl, ess := base, base
 	kl.Metric, ess.Metric = "kl", "ess"
 	bars := base
 	bars.Bars = []Bar{{Metric: "kl", Bound: 0.03}, {Metric: "ess", Bound: 50, AtLeast: true}}
-	k, e, b := figures(kl), figures(ess), figures(bars)
-	for i := range b {
+	k, e, r := results(kl).Figures, results(ess).Figures, results(bars)
+	for i, b := range r.Figures {
 		want := max(k[i]/0.03, 50/e[i])
-		if b[i] != want || k[i]/0.03 == 50/e[i] {
-			t.Errorf("target %d: figure %v, want max(%v/0.03, 50/%v) = %v", i, b[i], k[i], e[i], want)
+		if b != want || k[i]/0.03 == 50/e[i] {
+			t.Errorf("target %d: figure %v, want max(%v/0.03, 50/%v) = %v", i, b, k[i], e[i], want)
+		}
+		// the metrics the figure is made of come with it
+		if v := r.Values[i]; len(v) != 2 || v["kl"] != k[i] || v["ess"] != e[i] {
+			t.Errorf("target %d: values %v, want kl %v and ess %v", i, v, k[i], e[i])
 		}
 	}
 	if got, want := bars.ScoreName(), "mean max(kl/0.03, 50/ess)"; got != want {
