@@ -137,8 +137,7 @@ func (val *validator) revalidate(ctx context.Context, epoch int, log func(string
 				known[name] = x
 			}
 		}
-		path := filepath.Join(val.dir, validatedDir, fmt.Sprintf("epoch-%d.json", e))
-		trained, err := nnsghmc.Load(path)
+		trained, err := nnsghmc.Load(val.epochFile(e))
 		if err != nil {
 			return fmt.Errorf("cannot revalidate epoch %d: %w", e, err)
 		}
@@ -150,11 +149,7 @@ func (val *validator) revalidate(ctx context.Context, epoch int, log func(string
 			return err
 		}
 		trained.Training["validation_runs"] = val.runValues(res, trained.Training["validation_runs"])
-		row := []string{strconv.Itoa(e)}
-		for _, x := range res.Figures {
-			row = append(row, strconv.FormatFloat(x, 'g', -1, 64))
-		}
-		val.rows = append(val.rows, append(row, strconv.FormatFloat(res.Score, 'g', -1, 64)))
+		val.rows = append(val.rows, row(e, res))
 		done = append(done, scored{e, trained, res.Score})
 		if res.Score < val.best {
 			val.best, val.chosen = res.Score, e
@@ -167,7 +162,7 @@ func (val *validator) revalidate(ctx context.Context, epoch int, log func(string
 	for _, d := range done {
 		d.trained.Training["validation_score"] = d.score
 		d.trained.Training["validation"] = val.v.Describe()
-		if err := cli.WriteFile(filepath.Join(val.dir, validatedDir, fmt.Sprintf("epoch-%d.json", d.epoch)), d.trained.Encode); err != nil {
+		if err := cli.WriteFile(val.epochFile(d.epoch), d.trained.Encode); err != nil {
 			return err
 		}
 		if d.epoch == val.chosen {
@@ -179,6 +174,21 @@ func (val *validator) revalidate(ctx context.Context, epoch int, log func(string
 		}
 	}
 	return nil
+}
+
+// row is validation.csv's row of a validation after epoch: the epoch,
+// each run's figure and the score, in full precision.
+func row(epoch int, res *catalog.ValidationResult) []string {
+	r := []string{strconv.Itoa(epoch)}
+	for _, f := range res.Figures {
+		r = append(r, strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	return append(r, strconv.FormatFloat(res.Score, 'g', -1, 64))
+}
+
+// epochFile is the path of validated/epoch-N.json.
+func (val *validator) epochFile(epoch int) string {
+	return filepath.Join(val.dir, validatedDir, fmt.Sprintf("epoch-%d.json", epoch))
 }
 
 // writeRows writes validation.csv.
@@ -218,12 +228,7 @@ func (val *validator) validate(ctx context.Context, tr *train.Trainer, info map[
 	if err != nil {
 		return "", err
 	}
-	row := []string{strconv.Itoa(epoch)}
-	for _, f := range res.Figures {
-		row = append(row, strconv.FormatFloat(f, 'g', -1, 64))
-	}
-	row = append(row, strconv.FormatFloat(res.Score, 'g', -1, 64))
-	val.rows = append(val.rows, row)
+	val.rows = append(val.rows, row(epoch, res))
 	if err := val.writeRows(); err != nil {
 		return "", err
 	}
@@ -233,7 +238,7 @@ func (val *validator) validate(ctx context.Context, tr *train.Trainer, info map[
 	if err := os.MkdirAll(filepath.Join(val.dir, validatedDir), 0o755); err != nil {
 		return "", err
 	}
-	if err := cli.WriteFile(filepath.Join(val.dir, validatedDir, fmt.Sprintf("epoch-%d.json", epoch)), trained.Encode); err != nil {
+	if err := cli.WriteFile(val.epochFile(epoch), trained.Encode); err != nil {
 		return "", err
 	}
 	line := fmt.Sprintf("validation after epoch %d: %s %.4g%s", epoch, val.v.ScoreName(), res.Score, val.worst(res))
