@@ -92,7 +92,7 @@ type options struct {
 	validateEvery             int
 	steps, window             int
 	stepSize, lr, energyScale float64
-	continueStepSize          float64
+	continueStepSize, qStart  float64
 	seed                      uint64
 	quiet, float32            bool
 	revalidate                bool
@@ -114,6 +114,7 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.IntVar(&o.window, "window", 0, "truncated back-propagation window in steps (default: the task's)")
 	fs.Float64Var(&o.stepSize, "step-size", 0, "step size η of the unrolled sampler (default: the task's)")
 	fs.Float64Var(&o.continueStepSize, "continue-step-size", 0, "step size η of the continuation unrolls (default: --step-size; the MNIST evaluations raise η after the first data epoch, and a sampler trained at one η can be unstable at a larger one)")
+	fs.Float64Var(&o.qStart, "q-start", 0, "random f_Q starts as this constant Q_f (its output layer's weights 0), one-signed at every energy; 0: PyTorch's random initialisation, whose f_Q can cross 0 where the chains start and stall training there (default: the task's, 1 on the MNIST set-ups and 0 elsewhere)")
 	fs.StringVar(&o.friction, "friction-step", string(nnsghmc.FrictionExponential), "the unrolled sampler's friction step: exponential (e^{−η·D_f}·p, stable at any η) or explicit (the paper's (1 − η·D_f)·p, which throws chains out where η·D_f > 2)")
 	fs.Float64Var(&o.lr, "lr", 0, "Adam learning rate of both networks (default: the task's)")
 	fs.Float64Var(&o.energyScale, "energy-scale", 0, "scale s_u of the networks' energy input u = s_u·Ũ/N (default: the task's; sampler.json records it and sample uses it)")
@@ -400,7 +401,7 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 		c := *t.Config.InChain
 		cfg.InChain = &c
 	}
-	stepSize, energyScale := t.StepSize, t.NN.EnergyScale
+	stepSize, energyScale, qStart := t.StepSize, t.NN.EnergyScale, t.QStart
 	if o.preset == "quick" {
 		cfg.Epochs, cfg.SubEpochs, cfg.Chains, cfg.Steps, cfg.Window = 2, 1, 6, 12, 6
 		if cfg.InChain != nil {
@@ -425,6 +426,7 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 		{"continue-step-size", func() { cfg.ContinueStepSize = o.continueStepSize }, positive(o.continueStepSize), "a positive finite number"},
 		{"lr", func() { cfg.QAdam.LR, cfg.DAdam.LR = o.lr, o.lr }, positive(o.lr), "a positive finite number"},
 		{"energy-scale", func() { energyScale = o.energyScale }, o.energyScale != 0, "a non-zero number"},
+		{"q-start", func() { qStart = o.qStart }, !math.IsNaN(o.qStart) && !math.IsInf(o.qStart, 0), "a finite number"},
 	} {
 		if fs.Changed(f.name) {
 			if !f.ok {
@@ -436,7 +438,9 @@ func (o *options) settings(fs *pflag.FlagSet, task *catalog.Task) (train.Config,
 	if least, why := cfg.MinChains(); cfg.Chains < least {
 		return cfg, nil, nnsghmc.Settings{}, cli.Usagef("--chains %d: this training set-up needs at least %d chains (%s)", cfg.Chains, least, why)
 	}
-	start, s, err := t.Sampler(stepSize, o.seed, o.init)
+	withStart := *t
+	withStart.QStart = qStart
+	start, s, err := withStart.Sampler(stepSize, o.seed, o.init)
 	if err != nil {
 		return cfg, nil, s, cli.Usagef("--init: %v", err)
 	}

@@ -95,6 +95,13 @@ type Training struct {
 	NN               nnkernel.Settings
 	AlphaCoef        float64
 	QHidden, DHidden []int
+	// QStart, when not 0, makes random f_Q start as the constant QStart:
+	// its output layer's weights 0 and bias QStart, the hidden layers
+	// drawn as usual. The sampler then starts as SGHMC with Q_f = QStart,
+	// one-signed at every energy; PyTorch's initialisation can give an
+	// f_Q that crosses 0 near the chains' starting energy, where Q_f ≈ 0
+	// leaves θ still and training stalls.
+	QStart float64
 	// Init, when not nil, draws the chains' fresh positions for training
 	// (else Task.Init).
 	Init func(rng *rand.Rand, k int) []float64
@@ -107,7 +114,7 @@ type Training struct {
 }
 
 // Sampler gives meta-training its starting NNSGHMC: random networks drawn
-// from seed, or, when from names a trained-sampler file, that file's
+// from seed (f_Q constant when QStart is set), or, when from names a trained-sampler file, that file's
 // networks, with the set-up's input scalings and s_D; and the set-up's
 // settings with step size η (α = AlphaCoef/η when AlphaCoef is positive).
 func (t *Training) Sampler(stepSize float64, seed uint64, from string) (*nnsghmc.Trained, nnsghmc.Settings, error) {
@@ -118,6 +125,11 @@ func (t *Training) Sampler(stepSize float64, seed uint64, from string) (*nnsghmc
 	}
 	in := nnsghmc.Inputs{EnergyScale: nn.EnergyScale, GradScale: nn.GradScale, MomentumScale: nn.MomentumScale}
 	start := nnsghmc.RandomTrained(t.QHidden, t.DHidden, in, nn.DScale, rand.New(rand.NewPCG(seed, 0x6e657473))) // "nets"
+	if t.QStart != 0 {
+		last := len(start.Q.W) - 1
+		clear(start.Q.W[last])
+		start.Q.B[last][0] = t.QStart
+	}
 	if from != "" {
 		f, err := nnsghmc.Load(from)
 		if err != nil {

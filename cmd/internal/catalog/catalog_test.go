@@ -195,3 +195,53 @@ func TestTargetCovSetsTheToyTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestMNISTTrainingStartsAsSGHMC checks that the MNIST set-ups' random f_Q
+// starts as the constant Q_f = 1 at every energy and momentum, for 24
+// training seeds, with f_D drawn as without QStart; and that without
+// QStart training seed 16's f_Q changes sign on the energies the chains
+// start at, the stall QStart removes.
+func TestMNISTTrainingStartsAsSGHMC(t *testing.T) {
+	haveData(t, "mnist/train-labels-idx1-ubyte.gz")
+	var x []float64 // rows (u, p): u ∈ [−10, 0], p ∈ [−1, 1]
+	for u := -10.0; u <= 0; u += 0.25 {
+		for _, p := range []float64{-1, -0.01, 0, 0.01, 1} {
+			x = append(x, u, p)
+		}
+	}
+	q := make([]float64, len(x)/2)
+	for _, name := range []string{"mnist-relu", "mnist-data-train"} {
+		task, err := New(name, DefaultOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := *task.Training
+		for seed := uint64(1); seed <= 24; seed++ {
+			start, _, err := tr.Sampler(tr.StepSize, seed, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			start.Q.Eval(x, q)
+			for i, v := range q {
+				if v != 1 {
+					t.Fatalf("%s seed %d: f_Q(%v, %v) = %v, want 1", name, seed, x[2*i], x[2*i+1], v)
+				}
+			}
+			plain := tr
+			plain.QStart = 0
+			drawn, _, err := plain.Sampler(tr.StepSize, seed, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(slices.Concat(start.D.Params()...), slices.Concat(drawn.D.Params()...)) {
+				t.Fatalf("%s seed %d: f_D differs from the draw without QStart", name, seed)
+			}
+			if name == "mnist-relu" && seed == 16 {
+				drawn.Q.Eval(x, q)
+				if lo, hi := slices.Min(q), slices.Max(q); !(lo < 0 && hi > 0) {
+					t.Errorf("without QStart, seed 16's f_Q lies in [%.3g, %.3g] on u ∈ [−10, 0]: it no longer shows the sign change QStart removes", lo, hi)
+				}
+			}
+		}
+	}
+}

@@ -207,6 +207,9 @@ func (t mnistTask) build(o Options) (*Task, error) {
 				AuthorsStep: true,
 			},
 			StepSize: sqrtStep(tr.lr), NN: tnn, AlphaCoef: 0.01, QHidden: []int{10}, DHidden: []int{10},
+			// f_Q starts as SGHMC's Q = 1 (with α = 0.01/η, D_f starts as
+			// the authors' SGHMC friction plus 50·|f_D|)
+			QStart:     1,
 			Validation: mnistValidation(tr.validation),
 			// meta-training chains start at θ ~ 0.2·N(0, I), p = 0
 			Init: func(rng *rand.Rand, k int) []float64 { return t.net.Init(rng, k, tr.initStd) },
