@@ -21,3 +21,9 @@ into_readme() {
 		!skip' "$2/README.md" >"$2/README.md.tmp"
 	mv "$2/README.md.tmp" "$2/README.md"
 }
+
+# value KEY JSON: a number of a JSON file written one key a line (sample's
+# summary.json, a sampler.json's top-level "chosen_epoch"), or "—"
+value() {
+	awk -v key="\"$1\":" '$1 == key { sub(",", "", $2); print $2; found = 1 } END { if (!found) print "—" }' "$2" 2>/dev/null || echo —
+}

@@ -52,9 +52,6 @@ printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'train {}'
 for s in $seeds; do for c in $covs; do for e in $evals; do echo "$s $c $e"; done; done; done |
 	xargs -P "$jobs" -L1 bash -c 'evaluate $0 $1 $2'
 
-value() { # KEY JSON: a top-level number of a JSON file, or "—"
-	awk -v key="\"$1\":" '$1 == key { sub(",", "", $2); print $2; found = 1 } END { if (!found) print "—" }' "$2" 2>/dev/null || echo —
-}
 num() { # FORMAT VALUE: VALUE in the printf FORMAT if it is a number, else as it is
 	awk -v f="$1" -v v="$2" 'BEGIN { if (v ~ /^[-+0-9.eE]+$/) printf f, v; else printf "%s", v }'
 }

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Meta-trains an MNIST set-up from three training seeds as a user would run
+# train, and evaluates each sampler against issue 41's bars. SETUP is nt
+# (the NT/AF sampler, experiments/mnist-nt) or data (the Data sampler,
+# experiments/mnist-data). From the repository root:
+#   bash experiments/mnist-train-seeds.sh SETUP
+# with METASGMCMC_DATA pointing at the data directory.
+#
+# Training: the set-up's train.flags (the authors' settings) with the
+# set-up's defaults where its committed sampler's differ, f_Q starting as
+# SGHMC's constant Q = 1 (--q-start 1) and the exponential friction step;
+# float32 energies; EPOCHS (default 40, train.flags' count) epochs; and
+# the set-up's validation protocol (train --help: NNSGHMC on a 30-30
+# architecture, mnist-valid for nt and mnist-data-valid, digits 5-9, for
+# data, on the training split less its last 10,000 images, scored by those
+# images' NLL after 1,000 steps with run seeds 1 and 2, every 8 epochs),
+# which picks the epoch written as sampler.json without looking at any
+# evaluation.
+# Evaluation: each sampler with the evaluations' nnsghmc.flags (nt: mnist-nt
+# and mnist-af, 12,000 steps; data: mnist-data, 5,800 steps), float32, the
+# evaluation seeds 15 and 16. The bars: nt, test error at most 14 % after
+# 100 steps, at most 1.75 % and NLL at most 680 at the end, and on
+# mnist-af error at most 2.3 %; data, error at most 1.45 % and NLL at most
+# 245 at the end; every run to its end (no chain thrown out).
+#
+# SEEDS (default nt "15 16 17", data "7 8 9") are the training seeds, TASKS
+# (default all of the set-up's: nt "nt af", data "data") the evaluations
+# run (the table shows "—" for the others), RUNS
+# (default runs/mnist-train-seeds/SETUP) where the runs go; JOBS (default:
+# the number of cores) runs that many trainings or evaluations at once, one
+# core each. Finished trainings and evaluations are kept (an evaluation of
+# an earlier sampler.json, from before a training was extended, is moved
+# aside to eval-…-before-DATE), an interrupted training continues from its
+# checkpoint. NT, two at once on two cores: about 95 minutes a training of
+# 40 epochs with its validations, 15-18 minutes a 12,000-step evaluation.
+# Writes train-seeds.md in
+# the set-up's directory (and into its README.md).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source experiments/readme.sh
+setup=${1:-}
+case $setup in
+nt)
+	exp=experiments/mnist-nt default_seeds="15 16 17"
+	# the bars: TASK METRIC STEP BAR (STEP "end": the run's last)
+	bars="nt test_error 100 0.14
+nt test_error end 0.0175
+nt test_nll end 680
+af test_error end 0.023"
+	;;
+data)
+	exp=experiments/mnist-data default_seeds="7 8 9"
+	bars="data test_error end 0.0145
+data test_nll end 245"
+	;;
+*)
+	echo "usage: bash experiments/mnist-train-seeds.sh nt|data (the set-up to train)" >&2
+	exit 2
+	;;
+esac
+runs=${RUNS:-runs/mnist-train-seeds/$setup}
+seeds=${SEEDS:-$default_seeds}
+epochs=${EPOCHS:-40}
+jobs=${JOBS:-$(nproc)}
+evals="15 16"
+tasks=${TASKS:-$(awk '{ print $1 }' <<<"$bars" | uniq)}
+: "${METASGMCMC_DATA:?set METASGMCMC_DATA to the data directory}"
+mkdir -p "$runs"
+go build -buildvcs=true -tags openblas -o "$runs/bin/" ./cmd/train ./cmd/sample
+export bin=$runs/bin runs exp epochs GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1
+
+train() { # SEED: a new run, or the run continued (or extended) to $epochs
+	if [ -f "$runs/train-$1/checkpoint.json" ]; then
+		"$bin/train" --resume "$runs/train-$1" --epochs "$epochs" --quiet
+	else
+		"$bin/train" --flagfile "$exp/train.flags" --friction-step exponential --q-start 1 --float32 --epochs "$epochs" \
+			--seed "$1" --out "$runs/train-$1" --quiet
+	fi
+}
+evaluate() { # SEED TASK EVAL
+	local out=$runs/eval-$1-$2-$3 meta=$runs/train-$1/sampler.json
+	# an evaluation of an earlier sampler.json (a training extended since) is set aside
+	if [ -f "$out/config.json" ] && ! grep -q "$(sha256sum <"$meta" | cut -c1-64)" "$out/config.json"; then
+		mv "$out" "$out.before-$(date +%Y%m%d-%H%M%S)"
+	fi
+	sample_once "$bin/sample" "$out" --flagfile "experiments/mnist-$2/nnsghmc.flags" --float32 --meta "$meta" --seed "$3"
+}
+export -f train evaluate sample_once
+printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'train {}'
+for t in $tasks; do for e in $evals; do for s in $seeds; do echo "$s $t $e"; done; done; done |
+	xargs -P "$jobs" -L1 bash -c 'evaluate $0 $1 $2'
+
+at() { # COLUMN STEP CSV: the metric COLUMN at STEP ("end": the last row) of a metrics.csv, or "—"
+	awk -F, -v col="$1" -v step="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
+		c && ($1 == step || step == "end") { v = $c; found = 1 } END { print found ? v : "—" }' "$3" 2>/dev/null || echo —
+}
+finished() { # TASK DIR: true when the run ended all its flag file's steps without an error
+	local steps
+	steps=$(awk '$1 == "--steps" { print $2 }' "experiments/mnist-$1/nnsghmc.flags")
+	[ -f "$2/summary.json" ] && ! grep -q '^  "error":' "$2/summary.json" && [ "$(at step end "$2/metrics.csv")" = "$steps" ]
+}
+show() { # METRIC VALUE: an error as a percentage, an NLL to one decimal, "—" as it is
+	awk -v m="$1" -v v="$2" 'BEGIN { if (v !~ /^[-+0-9.eE]+$/) printf "%s", v; else if (m == "test_error") printf "%.2f %%", 100 * v; else printf "%.1f", v }'
+}
+{
+	header="| training seed | chosen epoch | validation NLL | eval seed"
+	rule="| --- | --- | --- | ---"
+	while read -r t m step bar; do
+		header="$header | $t $m at $step (bar $(show "$m" "$bar"))"
+		rule="$rule | ---"
+	done <<<"$bars"
+	echo "$header | bars met |"
+	echo "$rule | --- |"
+	for s in $seeds; do
+		meta=$runs/train-$s/sampler.json
+		for e in $evals; do
+			row="| $s | $(value chosen_epoch "$meta") | $(awk -v v="$(value validation_score "$meta")" 'BEGIN { printf(v ~ /^[0-9.eE+-]+$/ ? "%.1f" : "%s", v) }') | $e"
+			ok=yes
+			for t in $tasks; do finished "$t" "$runs/eval-$s-$t-$e" || ok=no; done
+			while read -r t m step bar; do
+				v=$(at "$m" "$step" "$runs/eval-$s-$t-$e/metrics.csv")
+				awk -v v="$v" -v b="$bar" 'BEGIN { exit !(v !~ /^[-+0-9.eE]+$/ || v > b) }' && ok=no
+				row="$row | $(show "$m" "$v")"
+			done <<<"$bars"
+			echo "$row | $ok |"
+		done
+	done
+	echo
+	echo "Each row is one evaluation run; its bars are met when every figure is within its bar and every run ended all its steps."
+} >"$exp/train-seeds.md.tmp"
+mv "$exp/train-seeds.md.tmp" "$exp/train-seeds.md"
+into_readme train-seeds "$exp"
+cat "$exp/train-seeds.md"
