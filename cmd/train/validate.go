@@ -131,15 +131,18 @@ func (val *validator) revalidate(ctx context.Context, epoch int, log func(string
 		if e > epoch {
 			break
 		}
-		known := map[string]float64{}
-		for i, name := range header {
-			if x, err := strconv.ParseFloat(r[1+i], 64); err == nil {
-				known[name] = x
-			}
-		}
 		trained, err := nnsghmc.Load(val.epochFile(e))
 		if err != nil {
 			return fmt.Errorf("cannot revalidate epoch %d: %w", e, err)
+		}
+		// figures made another way (other steps, another figure) are run again
+		known := map[string]float64{}
+		if desc, _ := trained.Training["validation"].(string); val.v.SameFigures(desc) {
+			for i, name := range header {
+				if x, err := strconv.ParseFloat(r[1+i], 64); err == nil {
+					known[name] = x
+				}
+			}
 		}
 		if trained.Training == nil {
 			trained.Training = map[string]any{"validated_epoch": e}

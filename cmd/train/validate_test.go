@@ -184,4 +184,18 @@ func TestRevalidateRunsOnlyWhatIsMissing(t *testing.T) {
 	if rows, err = csv.NewReader(bytes.NewReader(b)).ReadAll(); err != nil || rows[1][1] != "1e+06" || rows[1][len(rows[1])-1] != "1e+06" {
 		t.Errorf("a figure on file was run again, or not scored: %v %q", err, rows[1])
 	}
+
+	// one made another way (here a start bar added) is run again
+	testValidation = func(v *catalog.Validation) *catalog.Validation {
+		w := whole(v)
+		w.Start = &catalog.Bar{Metric: "kl", Bound: 1e9, Step: 50}
+		return w
+	}
+	if err := run(context.Background(), []string{"-resume", revalidated, "-revalidate", "-quiet"}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(path)
+	if rows, err = csv.NewReader(bytes.NewReader(b)).ReadAll(); err != nil || rows[1][1] == "1e+06" {
+		t.Errorf("a figure made without the start bar was taken for one made with it: %v %q", err, rows[1])
+	}
 }

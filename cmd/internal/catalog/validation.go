@@ -12,6 +12,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
 // validations are the training set-ups' validation protocols by task,
@@ -57,6 +58,12 @@ type Validation struct {
 	// each over its bar (the bar over it for a bar to reach): at most 1
 	// when the run meets every bar.
 	Bars []Bar
+	// Start, when not nil, is a bar on a metric read at an earlier step,
+	// Start.Step: a run that misses it has its figure multiplied by its
+	// ratio to the bar, so that a sampler cannot win by its end alone
+	// while its start misses the bar. The run's metrics record the value
+	// as METRIC@STEP.
+	Start *Bar
 	// Every is the number of epochs between validations.
 	Every int
 	// Worst scores a result by its largest figure instead of the mean:
@@ -65,11 +72,13 @@ type Validation struct {
 }
 
 // Bar is a bound a validation run's metric must keep: at most Bound, or
-// with AtLeast at least Bound.
+// with AtLeast at least Bound; Step is the step it is read at
+// (Validation.Start), 0 for after the last.
 type Bar struct {
 	Metric  string
 	Bound   float64
 	AtLeast bool
+	Step    int
 }
 
 // ratio is value's distance to the bar as a factor, at most 1 when value
@@ -81,12 +90,20 @@ func (b Bar) ratio(value float64) float64 {
 	return value / b.Bound
 }
 
-// String names the ratio: "kl/0.03", "50/ess".
+// String names the ratio: "kl/0.03", "50/ess", "test_error@100/0.14".
 func (b Bar) String() string {
 	if b.AtLeast {
-		return fmt.Sprintf("%g/%s", b.Bound, b.Metric)
+		return fmt.Sprintf("%g/%s", b.Bound, b.name())
 	}
-	return fmt.Sprintf("%s/%g", b.Metric, b.Bound)
+	return fmt.Sprintf("%s/%g", b.name(), b.Bound)
+}
+
+// name is the bar's metric, METRIC@STEP when it is read at a step.
+func (b Bar) name() string {
+	if b.Step > 0 {
+		return fmt.Sprintf("%s@%d", b.Metric, b.Step)
+	}
+	return b.Metric
 }
 
 // ValidationTarget is one target of a Validation.
@@ -129,12 +146,27 @@ func (v *Validation) Describe() string {
 	for _, t := range v.Targets {
 		names = append(names, t.Name)
 	}
-	return fmt.Sprintf("%s (%s), run seeds %v, %d chains, %d steps, %s after the last step, every %d epochs and after the last",
-		v.Task, strings.Join(names, ", "), v.Seeds, v.Chains, v.Steps, v.ScoreName(), v.Every)
+	return fmt.Sprintf("%s (%s), run seeds %v, %s, every %d epochs and after the last",
+		v.Task, strings.Join(names, ", "), v.Seeds, v.figureSpec(), v.Every)
+}
+
+// figureSpec is the part of Describe that says how each run's figure is
+// made: its chains, steps and figure.
+func (v *Validation) figureSpec() string {
+	return fmt.Sprintf("%d chains, %d steps, %s after the last step", v.Chains, v.Steps, v.ScoreName())
+}
+
+// SameFigures reports whether the validation that desc describes (a
+// Describe line, as an epoch's file records it) made each run's figure as
+// v does, with the same chains, steps and figure: only then may a figure
+// it made stand for v's run of the same name.
+func (v *Validation) SameFigures(desc string) bool {
+	return strings.Contains(desc, ", "+v.figureSpec()+", ")
 }
 
 // ScoreName says how a result's score is made: "mean nll", "largest kl",
-// "largest max(kl/0.03, 50/ess)".
+// "largest max(kl/0.03, 50/ess)", "mean test_nll·max(1,
+// test_error@100/0.14)".
 func (v *Validation) ScoreName() string {
 	figure := v.Metric
 	if len(v.Bars) > 0 {
@@ -143,6 +175,9 @@ func (v *Validation) ScoreName() string {
 			parts = append(parts, b.String())
 		}
 		figure = "max(" + strings.Join(parts, ", ") + ")"
+	}
+	if v.Start != nil {
+		figure += "·max(1, " + v.Start.String() + ")"
 	}
 	return v.reduction() + " " + figure
 }
@@ -234,6 +269,7 @@ func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, se
 	if err != nil {
 		return 0, nil, err
 	}
+	start := math.NaN() // Start's metric at its step
 	for step := 1; step <= v.Steps; step++ {
 		if err := ctx.Err(); err != nil {
 			return 0, nil, err
@@ -248,7 +284,35 @@ func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, se
 		if err != nil {
 			return 0, nil, err
 		}
+		if v.Start != nil && step == v.Start.Step {
+			ms, err := mon.Metrics()
+			if err != nil {
+				return 0, nil, err
+			}
+			for _, m := range ms {
+				if m.Name == v.Start.Metric {
+					start = m.Value
+				}
+			}
+			if math.IsNaN(start) {
+				return 0, nil, fmt.Errorf("validation: task %s reports no metric %q at step %d", v.Task, v.Start.Metric, step)
+			}
+		}
 	}
+	if v.Start != nil && math.IsNaN(start) {
+		return 0, nil, fmt.Errorf("validation: the start bar's step %d is not among the run's %d steps", v.Start.Step, v.Steps)
+	}
+	figure, values, err := v.end(mon)
+	if err != nil || v.Start == nil {
+		return figure, values, err
+	}
+	values[v.Start.name()] = start
+	return figure * max(1, v.Start.ratio(start)), values, nil
+}
+
+// end is a run's figure from its metrics after the last step, Start
+// aside, and the metrics it is made of.
+func (v *Validation) end(mon tasks.Monitor) (float64, map[string]float64, error) {
 	ms, err := mon.Metrics()
 	if err != nil {
 		return 0, nil, err

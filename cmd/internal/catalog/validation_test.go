@@ -130,3 +130,59 @@ func TestValidationBars(t *testing.T) {
 		t.Errorf("ScoreName %q, want %q", got, want)
 	}
 }
+
+// A start bar multiplies a run's figure by how far the run misses it at
+// its step, records the value as METRIC@STEP, and changes the figures'
+// description, so that figures made without it are not taken for its.
+func TestValidationStartBar(t *testing.T) {
+	tr, err := nnsghmc.Load("../../../experiments/gaussian/sampler.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := Validation{Task: "gaussian20", Seeds: []uint64{1, 2}, Chains: 10, Steps: 200, Metric: "kl", Every: 1,
+		Targets: []ValidationTarget{{"calm", Options{TargetSeed: 11, TargetScale: 0.6}}}}
+	run := func(v Validation) *ValidationResult {
+		t.Helper()
+		res, err := v.Run(context.Background(), tr, DefaultOptions, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	base := run(plain)
+	for _, bound := range []float64{1e-6, 1e6} {
+		v := plain
+		v.Start = &Bar{Metric: "kl", Bound: bound, Step: 50}
+		res := run(v)
+		for i, f := range res.Figures {
+			start, ok := res.Values[i]["kl@50"]
+			if !ok || !(start > 0) {
+				t.Fatalf("bound %g, run %d: metrics %v, want kl@50", bound, i, res.Values[i])
+			}
+			if want := base.Figures[i] * max(1, start/bound); f != want {
+				t.Errorf("bound %g, run %d: figure %v, want %v × max(1, %v/%g) = %v", bound, i, f, base.Figures[i], start, bound, want)
+			}
+		}
+		if bound == 1e-6 && !(res.Score > 1e3*base.Score) {
+			t.Errorf("a missed start bar leaves the score at %v (without it %v)", res.Score, base.Score)
+		}
+		if v.SameFigures(plain.Describe()) || plain.SameFigures(v.Describe()) || !v.SameFigures(v.Describe()) {
+			t.Errorf("SameFigures does not tell %q from %q", v.ScoreName(), plain.ScoreName())
+		}
+	}
+	longer := plain
+	longer.Steps = 300
+	if longer.SameFigures(plain.Describe()) {
+		t.Error("SameFigures takes figures of 200 steps for 300")
+	}
+	more := plain
+	more.Targets = append(more.Targets, ValidationTarget{"wild", Options{TargetSeed: 4, TargetScale: 0.5}})
+	if !more.SameFigures(plain.Describe()) {
+		t.Error("SameFigures refuses the figures of a protocol with fewer targets")
+	}
+	late := plain
+	late.Start = &Bar{Metric: "kl", Bound: 1, Step: 500}
+	if _, err := late.Run(context.Background(), tr, DefaultOptions, nil); err == nil {
+		t.Error("a start bar after the last step gives no error")
+	}
+}
