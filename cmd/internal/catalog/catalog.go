@@ -114,9 +114,10 @@ type Training struct {
 }
 
 // Sampler gives meta-training its starting NNSGHMC: random networks drawn
-// from seed (f_Q constant when QStart is set), or, when from names a trained-sampler file, that file's
-// networks, with the set-up's input scalings and s_D; and the set-up's
-// settings with step size η (α = AlphaCoef/η when AlphaCoef is positive).
+// from seed (f_Q constant when QStart is set), or, when from names a
+// trained-sampler file, that file's networks, with the set-up's input
+// scalings and s_D; and the set-up's settings with step size η (α =
+// AlphaCoef/η when AlphaCoef is positive).
 func (t *Training) Sampler(stepSize float64, seed uint64, from string) (*nnsghmc.Trained, nnsghmc.Settings, error) {
 	nn := t.NN
 	s := nnsghmc.Settings{StepSize: samplers.Constant(stepSize), Alpha: nn.Alpha, Beta: nn.Beta, C: nn.C, ClampQ: nn.ClampQ, DMax: nn.DMax, Gamma: nnsghmc.GammaExact}

@@ -240,6 +240,9 @@ func (v *Validation) reduction() string {
 // and the metrics it is made of after the last. A chain that diverges
 // gives +Inf and no metrics.
 func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, seed uint64) (float64, map[string]float64, error) {
+	if v.Start != nil && (v.Start.Step < 1 || v.Start.Step > v.Steps) {
+		return 0, nil, fmt.Errorf("validation: the start bar's step %d is not among the run's %d steps", v.Start.Step, v.Steps)
+	}
 	task, err := New(v.Task, o)
 	if err != nil {
 		return 0, nil, err
@@ -269,7 +272,7 @@ func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, se
 	if err != nil {
 		return 0, nil, err
 	}
-	start := math.NaN() // Start's metric at its step
+	var start float64 // Start's metric at its step
 	for step := 1; step <= v.Steps; step++ {
 		if err := ctx.Err(); err != nil {
 			return 0, nil, err
@@ -289,18 +292,11 @@ func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, se
 			if err != nil {
 				return 0, nil, err
 			}
-			for _, m := range ms {
-				if m.Name == v.Start.Metric {
-					start = m.Value
-				}
-			}
-			if math.IsNaN(start) {
+			var ok bool
+			if start, ok = metric(ms, v.Start.Metric); !ok {
 				return 0, nil, fmt.Errorf("validation: task %s reports no metric %q at step %d", v.Task, v.Start.Metric, step)
 			}
 		}
-	}
-	if v.Start != nil && math.IsNaN(start) {
-		return 0, nil, fmt.Errorf("validation: the start bar's step %d is not among the run's %d steps", v.Start.Step, v.Steps)
 	}
 	figure, values, err := v.end(mon)
 	if err != nil || v.Start == nil {
@@ -308,6 +304,16 @@ func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, se
 	}
 	values[v.Start.name()] = start
 	return figure * max(1, v.Start.ratio(start)), values, nil
+}
+
+// metric is the value of the metric name among ms.
+func metric(ms []tasks.Metric, name string) (float64, bool) {
+	for _, m := range ms {
+		if m.Name == name {
+			return m.Value, true
+		}
+	}
+	return 0, false
 }
 
 // end is a run's figure from its metrics after the last step, Start
@@ -320,10 +326,8 @@ func (v *Validation) end(mon tasks.Monitor) (float64, map[string]float64, error)
 	summarised := false
 	value := func(name string) (float64, error) {
 		for {
-			for _, m := range ms {
-				if m.Name == name {
-					return m.Value, nil
-				}
+			if x, ok := metric(ms, name); ok {
+				return x, nil
 			}
 			if summarised {
 				return 0, fmt.Errorf("validation: task %s reports no metric %q", v.Task, name)
