@@ -1,6 +1,9 @@
 package train
 
-import "github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
+import (
+	"github.com/metasgmcmc/metasgmcmc/internal/spans"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
+)
 
 // InputRanges are the ranges of the networks' inputs over a stretch of
 // training: the energy input u, the momentum input m·p and the gradient
@@ -14,14 +17,25 @@ type InputRanges struct {
 }
 
 // widen widens the range at r to include scale·x_i for every value of x.
+// The extremes are found span by span among the cores (spans.For) and
+// then across spans; min and max are exact, so the range does not depend
+// on the number of cores.
 func widen(r **nnsghmc.Range, x []float64, scale float64) {
 	if len(x) == 0 {
 		return
 	}
-	lo, hi := scale*x[0], scale*x[0]
-	for _, v := range x[1:] {
-		v *= scale
-		lo, hi = min(lo, v), max(hi, v)
+	parts := make([][2]float64, (len(x)+spans.ElementSpan-1)/spans.ElementSpan)
+	spans.For(len(x), func(a, b int) {
+		lo, hi := scale*x[a], scale*x[a]
+		for _, v := range x[a+1 : b] {
+			v *= scale
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		parts[a/spans.ElementSpan] = [2]float64{lo, hi}
+	})
+	lo, hi := parts[0][0], parts[0][1]
+	for _, p := range parts[1:] {
+		lo, hi = min(lo, p[0]), max(hi, p[1])
 	}
 	if *r == nil {
 		*r = &nnsghmc.Range{Min: lo, Max: hi}

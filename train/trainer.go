@@ -12,6 +12,7 @@ import (
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/internal/nnkernel"
+	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
@@ -238,10 +239,11 @@ func (t *Trainer) vector() []float64 {
 	return v
 }
 
-// copyOf returns a copy of x (length n) in a vector from t.vector.
+// copyOf returns a copy of x (length n) in a vector from t.vector, copied
+// span by span among the cores.
 func (t *Trainer) copyOf(x []float64) []float64 {
 	v := t.vector()
-	copy(v, x)
+	spans.For(len(x), func(a, b int) { copy(v[a:b], x[a:b]) })
 	return v
 }
 

@@ -206,22 +206,42 @@ func median(x []float64) float64 {
 // BenchmarkPianoGRUUnroll times one fresh unroll of the Piano GRU
 // meta-training, the main job's (experiments/piano-gru/train.flags: 100
 // hidden units, 20 chains, 70 steps in windows of 10, the cross-chain loss
-// every 3 steps): the unrolled steps, the losses, back-propagation through
-// time and the optimiser steps. It runs the unroll on one core and on
-// GOMAXPROCS cores in turn, each with its problem built at that core count
-// (the GRU's chain groups follow it), and reports both times and their
-// ratio, cores-x.
+// every 3 steps), on one core and on GOMAXPROCS cores (benchUnroll).
 //
 //	METASGMCMC_DATA=… go test ./cmd/internal/catalog -run '^$' -bench PianoGRUUnroll -benchtime 1x -cpu 2 -timeout 30m
 //	(add -tags openblas for OpenBLAS)
 func BenchmarkPianoGRUUnroll(b *testing.B) {
 	haveData(b, "music/Piano_midi.mat")
+	o := DefaultOptions
+	o.Hidden = 100
+	benchUnroll(b, "piano-gru", o)
+}
+
+// BenchmarkMNISTUnroll times one fresh unroll of the NT/AF sampler's
+// meta-training (mnist-relu, experiments/mnist-nt/train.flags: a Bayesian
+// MLP 784-20-10 on MNIST, 20 chains, 99 steps in windows of 15, the
+// cross-chain loss every 3 steps), on one core and on GOMAXPROCS cores
+// (benchUnroll): train.BenchmarkUnrollMLPSize's shapes with the task's own
+// energy and data in place of its synthetic one.
+//
+//	METASGMCMC_DATA=… go test ./cmd/internal/catalog -run '^$' -bench MNISTUnroll -benchtime 1x -cpu 2
+//	(add -tags openblas for OpenBLAS)
+func BenchmarkMNISTUnroll(b *testing.B) {
+	haveData(b, "mnist/train-labels-idx1-ubyte.gz")
+	benchUnroll(b, "mnist-relu", DefaultOptions)
+}
+
+// benchUnroll times one fresh unroll of the task's meta-training set-up:
+// the unrolled steps, the losses, back-propagation through time and the
+// optimiser steps. It runs the unroll on one core and on GOMAXPROCS cores
+// in turn, each with its problem built at that core count (the GRU's chain
+// groups follow it), and reports both times and their ratio, cores-x.
+func benchUnroll(b *testing.B, name string, o Options) {
 	cores := runtime.GOMAXPROCS(0)
 	for _, dt := range benchDtypes {
 		b.Run(dt.String(), func(b *testing.B) {
-			o := DefaultOptions
-			o.Hidden, o.Dtype = 100, dt
-			task, err := New("piano-gru", o)
+			o.Dtype = dt
+			task, err := New(name, o)
 			if err != nil {
 				b.Fatal(err)
 			}
