@@ -206,6 +206,40 @@ func TestQStartMakesFQConstant(t *testing.T) {
 	}
 }
 
+// TestFreshMomentumFlag checks that --fresh-momentum overrides the
+// set-up's choice both ways: the toy's continuation unrolls carry their
+// momentum over, and with the flag they restart from the fresh unroll's, a
+// different training recorded in sampler.json.
+func TestFreshMomentumFlag(t *testing.T) {
+	trained := func(extra ...string) *nnsghmc.Trained {
+		dir := t.TempDir()
+		// two continuations: the second is where the momenta differ
+		args := append(append([]string{}, small...), "-sub-epochs", "2", "-out", dir)
+		if err := run(context.Background(), append(args, extra...)); err != nil {
+			t.Fatal(err)
+		}
+		f, err := nnsghmc.Load(filepath.Join(dir, "sampler.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	carried, off, fresh := trained(), trained("-fresh-momentum=false"), trained("-fresh-momentum")
+	if carried.Training["fresh_momentum"] != nil || off.Training["fresh_momentum"] != nil {
+		t.Errorf("the toy's training records fresh_momentum %v (default) and %v (--fresh-momentum=false), want neither", carried.Training["fresh_momentum"], off.Training["fresh_momentum"])
+	}
+	if fresh.Training["fresh_momentum"] != true {
+		t.Errorf("--fresh-momentum: the training records fresh_momentum %v, want true", fresh.Training["fresh_momentum"])
+	}
+	w := func(f *nnsghmc.Trained) []float64 { return slices.Concat(append(f.Q.Params(), f.D.Params()...)...) }
+	if !slices.Equal(w(carried), w(off)) {
+		t.Error("--fresh-momentum=false trains other networks than the toy's default, which carries the momentum over")
+	}
+	if slices.Equal(w(carried), w(fresh)) {
+		t.Error("--fresh-momentum trains the same networks as carrying the momentum over")
+	}
+}
+
 // TestInterruptMidUnrollResumesExactly interrupts a run in the middle of an
 // unroll (as Ctrl-C or SIGTERM does), then resumes it with --resume DIR
 // alone: the sampler must be the uninterrupted run's, bit for bit, on the
