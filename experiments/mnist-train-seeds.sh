@@ -7,8 +7,9 @@
 # with METASGMCMC_DATA pointing at the data directory.
 #
 # Training: the set-up's train.flags (the authors' settings) with the
-# set-up's defaults where its committed sampler's differ, f_Q starting as
-# SGHMC's constant Q = 1 (--q-start 1) and the exponential friction step;
+# set-up's defaults where its committed sampler's differ: f_Q starting as
+# SGHMC's constant Q = 1 (--q-start 1), the exponential friction step and
+# the continuation unrolls carrying the momentum over (--fresh-momentum=false);
 # float32 energies; EPOCHS (default 40, train.flags' count) epochs; and
 # the set-up's validation protocol (train --help: NNSGHMC on a 30-30
 # architecture, mnist-valid for nt and mnist-data-valid, digits 5-9, for
@@ -74,7 +75,7 @@ train() { # SEED: a new run, or the run continued (or extended) to $epochs
 	if [ -f "$runs/train-$1/checkpoint.json" ]; then
 		"$bin/train" --resume "$runs/train-$1" --epochs "$epochs" --quiet
 	else
-		"$bin/train" --flagfile "$exp/train.flags" --friction-step exponential --q-start 1 --float32 --epochs "$epochs" \
+		"$bin/train" --flagfile "$exp/train.flags" --friction-step exponential --q-start 1 --fresh-momentum=false --float32 --epochs "$epochs" \
 			--seed "$1" --out "$runs/train-$1" --quiet
 	fi
 }

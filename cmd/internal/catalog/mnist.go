@@ -207,10 +207,15 @@ func (t mnistTask) build(o Options) (*Task, error) {
 				Chains: 20, Epochs: 40, SubEpochs: 7, Steps: 99, Window: tr.window,
 				Cross: &train.CrossChain{Every: tr.every, Lambda: 0.05, Weight: 1},
 				QAdam: adam, DAdam: adam,
-				// the authors' scripts start every continuation from the
-				// fresh unroll's final momentum (train.Config.FreshMomentum)
-				FreshMomentum: true,
-				// and unroll their training-mode step (train.Config.AuthorsStep)
+				// the continuations carry the last unroll's momentum over:
+				// the authors' scripts restart every continuation from the
+				// fresh unroll's final momentum (train.Config.FreshMomentum,
+				// train --fresh-momentum, as the committed samplers were
+				// trained), which, once f_Q starts as Q = 1, throws chains
+				// off late in the epochs from the first ones on
+				// (experiments/mnist-nt/README.md)
+				FreshMomentum: false,
+				// the authors' training-mode step (train.Config.AuthorsStep)
 				AuthorsStep: true,
 			},
 			StepSize: sqrtStep(tr.lr), NN: tnn, AlphaCoef: 0.01, QHidden: []int{10}, DHidden: []int{10},
