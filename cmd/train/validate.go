@@ -163,7 +163,7 @@ func (val *validator) revalidate(ctx context.Context, epoch int, log func(string
 		return err
 	}
 	for _, d := range done {
-		d.trained.Training["validation_score"] = d.score
+		d.trained.Training["validation_score"] = jsonFloat(d.score)
 		d.trained.Training["validation"] = val.v.Describe()
 		if err := cli.WriteFile(val.epochFile(d.epoch), d.trained.Encode); err != nil {
 			return err
@@ -267,12 +267,27 @@ func (val *validator) runValues(res *catalog.ValidationResult, earlier any) map[
 	for i, name := range val.v.Names() {
 		switch {
 		case res.Values[i] != nil:
-			out[name] = res.Values[i]
+			m := map[string]any{}
+			for k, x := range res.Values[i] {
+				m[k] = jsonFloat(x)
+			}
+			out[name] = m
 		case old[name] != nil:
 			out[name] = old[name]
 		}
 	}
 	return out
+}
+
+// jsonFloat is x for a sampler file's training record: x itself when
+// finite, else its name ("+Inf", "NaN"), which JSON has no number for. A
+// validation run whose chains diverged, or whose predictive gave a
+// held-out point probability 0, scores +Inf.
+func jsonFloat(x float64) any {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return x
 }
 
 // worst names the run with the largest figure and its metrics, as
@@ -303,7 +318,7 @@ func (val *validator) annotate(info map[string]any, key string, epoch int, score
 		out[k] = v
 	}
 	out[key] = epoch
-	out["validation_score"] = score
+	out["validation_score"] = jsonFloat(score)
 	out["validation"] = val.v.Describe()
 	return out
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/internal/ctxtest"
 	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 )
@@ -197,5 +200,36 @@ func TestRevalidateRunsOnlyWhatIsMissing(t *testing.T) {
 	b, _ = os.ReadFile(path)
 	if rows, err = csv.NewReader(bytes.NewReader(b)).ReadAll(); err != nil || rows[1][1] == "1e+06" {
 		t.Errorf("a figure made without the start bar was taken for one made with it: %v %q", err, rows[1])
+	}
+}
+
+// TestNonFiniteValidationIsWritten checks that an epoch whose validation
+// scored +Inf (a run's held-out NLL overflowed: mnist-relu, training seed
+// 17, epoch 24) is written to its file, the score and the run's metrics
+// named in the training record, and read back.
+func TestNonFiniteValidationIsWritten(t *testing.T) {
+	task, err := catalog.New("mnist-relu", catalog.DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := task.Training.Validation
+	val := &validator{v: v}
+	res := &catalog.ValidationResult{Figures: []float64{932, math.Inf(1)}, Score: math.Inf(1),
+		Values: []map[string]float64{{"test_nll": 932, "test_error@100": 0.19}, {"test_nll": math.Inf(1), "test_error@100": 0.2}}}
+	trained := nnsghmc.RandomTrained([]int{10}, []int{10}, nnsghmc.Inputs{EnergyScale: -1, GradScale: 70, MomentumScale: 1}, 50, rand.New(rand.NewPCG(1, 1)))
+	trained.Training = val.annotate(map[string]any{"seed": 17}, "validated_epoch", 24, res.Score)
+	trained.Training["validation_runs"] = val.runValues(res, nil)
+	path := filepath.Join(t.TempDir(), "epoch-24.json")
+	if err := cli.WriteFile(path, trained.Encode); err != nil {
+		t.Fatalf("writing an epoch that scored +Inf: %v", err)
+	}
+	back, err := nnsghmc.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := back.Training["validation_runs"].(map[string]any)
+	second, _ := runs[v.Names()[1]].(map[string]any)
+	if back.Training["validation_score"] != "+Inf" || second["test_nll"] != "+Inf" || second["test_error@100"] != 0.2 {
+		t.Errorf("read back: score %v, runs %v", back.Training["validation_score"], runs)
 	}
 }
