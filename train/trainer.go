@@ -221,7 +221,6 @@ type Trainer struct {
 	back            [4][]float64   // the backward pass's adjoints, allocated once
 	feat            [2][]float64   // a step's full u and gradient feature
 	noise           []float64      // a step's noise ξ_t
-	ahead           [3][]float64   // the backward pass's next step's u, gradient feature and noise
 	eval            *samplers.Eval // the targets' evaluations
 
 	frozen bool            // test hook: network inputs fed from the record
@@ -604,21 +603,17 @@ func (t *Trainer) unroll(ctx context.Context, start time.Time) ([]Row, []float64
 			if !tasks.Finite(eval.U) || !tasks.Finite(eval.Grad) {
 				return nil, nil, nil, &DivergenceError{Position: t.pos, Step: s, What: "the energy or its gradient"}
 			}
-			// the noise is drawn while the networks' inputs are built:
-			// nothing else draws from rng meanwhile
-			if t.noise == nil {
-				t.noise = make([]float64, t.n)
-			}
-			rec.noise = *t.pcg // rng's source
-			drawn := make(chan struct{})
-			go func() { normals(t.noise, rng); close(drawn) }()
 			feat := nnkernel.Features{U: t.feat[0], DU: t.vector(), GFeat: t.feat[1]}
 			t.nn.Features(eval, t.d, t.k, t.prob.Target.DataSize(), &feat)
 			t.feat[0], t.feat[1] = feat.U, feat.GFeat
 			t.observeInputs(feat.U[:t.k], p, feat.GFeat)
 			rec.u, rec.du = clone(feat.U[:t.k]), feat.DU
 			rec.grad = t.copyOf(eval.Grad)
-			<-drawn
+			if t.noise == nil {
+				t.noise = make([]float64, t.n)
+			}
+			rec.noise = *t.pcg // rng's source
+			normals(t.noise, rng)
 			if err := t.fwd.Update(theta, p, &feat, rec.grad, t.noise); err != nil {
 				return nil, nil, nil, err
 			}

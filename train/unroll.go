@@ -5,7 +5,6 @@ import (
 	G "gorgonia.org/gorgonia"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
-	"github.com/metasgmcmc/metasgmcmc/internal/nnkernel"
 )
 
 type graphNodes = G.Nodes
@@ -61,46 +60,21 @@ func (t *Trainer) backward(w window, adj map[int][]float64, grad [][]float64) er
 	if t.frozen {
 		qd = make([]float64, t.n)
 	}
+	u, gfeat := t.feat[0], t.feat[1] // the forward pass is done with them
 	step := make([][]float64, len(grad))
 	for i := range grad {
 		step[i] = make([]float64, len(grad[i]))
 	}
-	for i, v := range t.ahead {
-		if v == nil {
-			t.ahead[i] = make([]float64, t.n)
-		}
-	}
-	// a step's network inputs and noise are rebuilt (serial work) while the
-	// step after it in the loop, the one before it in time, is
-	// back-propagated: two sets of buffers, the forward pass's (done with)
-	// and t.ahead, take turns
-	cur := [3][]float64{t.feat[0], t.feat[1], t.noise}
-	next := t.ahead
-	dataSize := t.prob.Target.DataSize()
-	rebuild := func(s int, buf [3][]float64) *nnkernel.Features {
-		r := &w.recs[s-w.a]
-		r.noiseInto(buf[2])
-		return r.features(&t.nn, dataSize, buf[0], buf[1])
-	}
-	f := rebuild(w.b-1, cur)
-	var rebuilt chan *nnkernel.Features
-	defer func() {
-		if rebuilt != nil {
-			<-rebuilt
-		}
-	}()
 	for s := w.b - 1; s >= w.a; s-- {
 		if v := adj[s+1]; v != nil {
 			for i := range aTheta {
 				aTheta[i] += v[i]
 			}
 		}
-		if s > w.a {
-			rebuilt = make(chan *nnkernel.Features, 1)
-			go func(s int, buf [3][]float64, out chan<- *nnkernel.Features) { out <- rebuild(s, buf) }(s-1, next, rebuilt)
-		}
 		r := w.recs[s-w.a]
-		in := [][]float64{r.theta, r.p, f.U, f.DU, f.GFeat, r.grad, cur[2], aTheta, aP}
+		f := r.features(&t.nn, t.prob.Target.DataSize(), u, gfeat)
+		r.noiseInto(t.noise)
+		in := [][]float64{r.theta, r.p, f.U, f.DU, f.GFeat, r.grad, t.noise, aTheta, aP}
 		if t.frozen {
 			pNext := w.pEnd
 			if s+1 < w.b {
@@ -119,11 +93,6 @@ func (t *Trainer) backward(w window, adj map[int][]float64, grad [][]float64) er
 		}
 		aTheta, gTheta = gTheta, aTheta
 		aP, gP = gP, aP
-		if rebuilt != nil {
-			f = <-rebuilt
-			rebuilt = nil
-			cur, next = next, cur
-		}
 	}
 	return nil
 }
