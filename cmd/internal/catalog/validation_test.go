@@ -103,19 +103,11 @@ func TestValidationBars(t *testing.T) {
 	}
 	base := Validation{Task: "gaussian20", Seeds: []uint64{1}, Chains: 10, Steps: 300, Every: 1,
 		Targets: []ValidationTarget{{"a", Options{TargetSeed: 11, TargetScale: 0.6}}, {"b", Options{TargetSeed: 13, TargetScale: 0.5}}}}
-	results := func(v Validation) *ValidationResult {
-		t.Helper()
-		r, err := v.Run(context.Background(), tr, DefaultOptions, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
 	kl, ess := base, base
 	kl.Metric, ess.Metric = "kl", "ess"
 	bars := base
 	bars.Bars = []Bar{{Metric: "kl", Bound: 0.03}, {Metric: "ess", Bound: 50, AtLeast: true}}
-	k, e, r := results(kl).Figures, results(ess).Figures, results(bars)
+	k, e, r := validate(t, tr, kl).Figures, validate(t, tr, ess).Figures, validate(t, tr, bars)
 	for i, b := range r.Figures {
 		want := max(k[i]/0.03, 50/e[i])
 		if b != want || k[i]/0.03 == 50/e[i] {
@@ -141,19 +133,11 @@ func TestValidationStartBar(t *testing.T) {
 	}
 	plain := Validation{Task: "gaussian20", Seeds: []uint64{1, 2}, Chains: 10, Steps: 200, Metric: "kl", Every: 1,
 		Targets: []ValidationTarget{{"calm", Options{TargetSeed: 11, TargetScale: 0.6}}}}
-	run := func(v Validation) *ValidationResult {
-		t.Helper()
-		res, err := v.Run(context.Background(), tr, DefaultOptions, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	base := run(plain)
+	base := validate(t, tr, plain)
 	for _, bound := range []float64{1e-6, 1e6} {
 		v := plain
 		v.Start = &Bar{Metric: "kl", Bound: bound, Step: 50}
-		res := run(v)
+		res := validate(t, tr, v)
 		for i, f := range res.Figures {
 			start, ok := res.Values[i]["kl@50"]
 			if !ok || !(start > 0) {
@@ -185,4 +169,14 @@ func TestValidationStartBar(t *testing.T) {
 	if _, err := late.Run(context.Background(), tr, DefaultOptions, nil); err == nil {
 		t.Error("a start bar after the last step gives no error")
 	}
+}
+
+// validate runs v for tr with the default options, failing t on an error.
+func validate(t *testing.T, tr *nnsghmc.Trained, v Validation) *ValidationResult {
+	t.Helper()
+	res, err := v.Run(context.Background(), tr, DefaultOptions, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
