@@ -77,3 +77,54 @@ func TestWarnsOutsideTheDomain(t *testing.T) {
 		})
 	}
 }
+
+// spiky is U = Σθ²/2 over d coordinates of k chains (coordinate-major),
+// with the gradient raised to 100 at the index spike and to 200 at an
+// index after it in the same span of the scan.
+type spiky struct{ d, k, spike int }
+
+func (g spiky) Dim() int          { return g.d }
+func (g spiky) Chains() int       { return g.k }
+func (g spiky) DataSize() float64 { return 1 }
+func (g spiky) Evaluate(_ *rand.Rand, x []float64, e *samplers.Eval) error {
+	clear(e.U)
+	for i, v := range x {
+		e.U[i%g.k] += v * v / 2
+		e.Grad[i] = v
+	}
+	e.Grad[g.spike], e.Grad[g.spike+5001] = 100, 200
+	clear(e.Prior)
+	clear(e.PriorGrad)
+	e.NoiseVar = nil
+	return nil
+}
+
+// The gradient check over many coordinates, shared out among the cores,
+// names the chain of the first far coordinate, once.
+func TestWarnsOfTheFirstFarGradient(t *testing.T) {
+	tr := nnsghmc.RandomTrained([]int{4}, []int{4}, nnsghmc.Inputs{EnergyScale: 1, GradScale: 1, MomentumScale: 1}, 1, rand.New(rand.NewPCG(1, 1)))
+	d, k := 20000, 3
+	tr.Domain = nnsghmc.Domain{Dim: d, DataSize: 1, StepSize: nnsghmc.Range{Min: 1e-3, Max: 1e-3}, Gradient: &nnsghmc.Range{Min: -1, Max: 1}}
+	spike := 50000 // in a later span of the scan (16,384 elements), chain 50000 mod 3 = 2
+	var got []string
+	s := nnsghmc.ToySettings()
+	s.StepSize, s.Warn = samplers.Constant(1e-3), func(msg string) { got = append(got, msg) }
+	kern, err := nnsghmc.New(spiky{d, k, spike}, tr, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := kern.Init(make([]float64, d*k), make([]float64, d*k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(2, 2))
+	for i := 0; i < 3; i++ {
+		if err := kern.Step(rng, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "gradient input s_g·∇Ũ/N reaches 100 at step 1 (chain 2)"
+	if len(got) != 1 || !strings.Contains(got[0], want) {
+		t.Errorf("warnings %q, want one with %q", got, want)
+	}
+}

@@ -29,6 +29,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/metasgmcmc/metasgmcmc/internal/nnkernel"
+	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 )
 
@@ -143,7 +144,8 @@ type NNSGHMC struct {
 	tr     *Trained
 	s      Settings
 	once   func(key, msg string)
-	coef   float64 // D_train/D, the prior correction of the energy input
+	warned map[string]bool // the inputs warned of as far outside their training range
+	coef   float64         // D_train/D, the prior correction of the energy input
 }
 
 // New returns the trained sampler tr with settings s on target t.
@@ -171,7 +173,7 @@ func New(t samplers.Target, tr *Trained, s Settings) (*NNSGHMC, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &NNSGHMC{k: k, target: t, tr: tr, s: s, once: s.Warn.Once(), coef: 1}
+	n := &NNSGHMC{k: k, target: t, tr: tr, s: s, once: s.Warn.Once(), warned: map[string]bool{}, coef: 1}
 	if tr.Domain.Dim > 0 {
 		n.coef = float64(tr.Domain.Dim) / float64(t.Dim())
 	}
@@ -212,13 +214,10 @@ func (n *NNSGHMC) Step(rng *rand.Rand, st *samplers.State) error {
 		}
 	}
 	n.checkStepSize(eta)
-	if r := n.tr.Domain.Momentum; r != nil {
+	if r := n.tr.Domain.Momentum; r != nil && !n.warned["momentum"] {
 		m := n.tr.Inputs.MomentumScale
-		for i, p := range st.P {
-			if far(*r, m*p) {
-				n.outside("momentum", "momentum input m·p", m*p, *r, st.Steps+1, i%n.target.Chains())
-				break
-			}
+		if i := firstFar(*r, m, st.P); i >= 0 {
+			n.outside("momentum", "momentum input m·p", m*st.P[i], *r, st.Steps+1, i%n.target.Chains())
 		}
 	}
 	if err := n.k.Step(rng, st); err != nil {
@@ -259,30 +258,50 @@ func (n *NNSGHMC) checkInputs(st *samplers.State) {
 			}
 		}
 	}
-	if r := d.Gradient; r != nil {
+	if r := d.Gradient; r != nil && !n.warned["gradient"] {
 		sg := n.tr.Inputs.GradScale / size
-		for i, g := range e.Grad {
-			if far(*r, sg*g) {
-				n.outside("gradient", "gradient input s_g·∇Ũ/N", sg*g, *r, st.Steps, i%k)
-				break
-			}
+		if i := firstFar(*r, sg, e.Grad); i >= 0 {
+			n.outside("gradient", "gradient input s_g·∇Ũ/N", sg*e.Grad[i], *r, st.Steps, i%k)
 		}
 	}
 }
 
-// outside warns once that an input is far outside its training range.
+// outside warns once that an input is far outside its training range;
+// the inputs are not checked for it again.
 func (n *NNSGHMC) outside(key, what string, x float64, r Range, step, chain int) {
+	n.warned[key] = true
 	n.once(key, fmt.Sprintf("nnsghmc: the networks' %s reaches %.4g at step %d (chain %d), far outside the range it had in training, [%.4g, %.4g]: "+
 		"the learned sampler extrapolates there, and may sample a wrong posterior while it seems to mix; lower the step size, "+
 		"check the posterior against another sampler (diag.KSD), or meta-train on a target like this one", what, x, step, chain, r.Min, r.Max))
 }
 
-// far reports whether x lies beyond r by more than r's width (or, for a
-// range of one point, by more than its magnitude).
-func far(r Range, x float64) bool {
+// near returns the bounds beyond which an input is far from r: r widened
+// by its width on each side (or, for a range of one point, by its
+// magnitude).
+func near(r Range) (lo, hi float64) {
 	w := r.Max - r.Min
 	if w <= 0 {
 		w = math.Max(math.Abs(r.Max), 1e-12)
 	}
-	return x < r.Min-w || x > r.Max+w
+	return r.Min - w, r.Max + w
+}
+
+// far reports whether x lies far from r (see near).
+func far(r Range, x float64) bool {
+	lo, hi := near(r)
+	return x < lo || x > hi
+}
+
+// firstFar returns the first index i at which scale·x[i] lies far from r,
+// or -1; the scan is shared out among the cores.
+func firstFar(r Range, scale float64, x []float64) int {
+	lo, hi := near(r)
+	return spans.First(len(x), func(a, b int) int {
+		for i, v := range x[a:b] {
+			if s := scale * v; s < lo || s > hi {
+				return a + i
+			}
+		}
+		return -1
+	})
 }
