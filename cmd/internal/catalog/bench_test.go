@@ -250,18 +250,7 @@ func benchUnroll(b *testing.B, name string, o Options) {
 			cfg.Epochs, cfg.SubEpochs = 1, 0
 			unroll := func(procs int) float64 {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-				start, s, err := t.Sampler(t.StepSize, 1, "")
-				if err != nil {
-					b.Fatal(err)
-				}
-				prob, err := task.TrainingProblem(cfg.Chains)
-				if err != nil {
-					b.Fatal(err)
-				}
-				tr, err := train.New(cfg, prob, start, s, 1)
-				if err != nil {
-					b.Fatal(err)
-				}
+				tr := newTrainer(b, task, cfg)
 				began := time.Now()
 				if err := tr.Run(context.Background(), nil, nil); err != nil {
 					b.Fatal(err)
@@ -276,4 +265,25 @@ func benchUnroll(b *testing.B, name string, o Options) {
 			}
 		})
 	}
+}
+
+// newTrainer builds a trainer of the task's meta-training set-up with
+// cfg, at the current core count (the GRU's chain groups follow it),
+// failing tb on an error.
+func newTrainer(tb testing.TB, task *Task, cfg train.Config) *train.Trainer {
+	tb.Helper()
+	t := task.Training
+	start, s, err := t.Sampler(t.StepSize, 1, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	prob, err := task.TrainingProblem(cfg.Chains)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tr, err := train.New(cfg, prob, start, s, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tr
 }

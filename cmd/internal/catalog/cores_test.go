@@ -42,21 +42,9 @@ func TestTrainingIsTheSameOnAnyCoreCount(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					tt := task.Training
-					cfg := tt.Config
+					cfg := task.Training.Config
 					cfg.Epochs, cfg.SubEpochs, cfg.Steps, cfg.Window, cfg.Chunk = 1, 1, 7, 4, c.chunk
-					start, s, err := tt.Sampler(tt.StepSize, 1, "")
-					if err != nil {
-						t.Fatal(err)
-					}
-					prob, err := task.TrainingProblem(cfg.Chains)
-					if err != nil {
-						t.Fatal(err)
-					}
-					tr, err := train.New(cfg, prob, start, s, 1)
-					if err != nil {
-						t.Fatal(err)
-					}
+					tr := newTrainer(t, task, cfg)
 					if err := tr.Run(context.Background(), nil, nil); err != nil {
 						t.Fatal(err)
 					}
