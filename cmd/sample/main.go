@@ -2,7 +2,10 @@
 //
 //	go run ./cmd/sample -task gaussian20 -sampler nnsghmc -chains 50 -steps 12000 -out DIR
 //
-// It writes into --out: metrics.csv (one row per evaluation point),
+// It writes into --out: metrics.csv (one row per evaluation point: the
+// task's metrics, and for SGHMC and NNSGHMC the chains' kinetic temperature,
+// kinetic_temperature and the hottest chain's kinetic_temperature_max,
+// which a correct sampler keeps at 1 after burn-in),
 // summary.json (the run, its final metrics, the resolved flags and the code
 // it was built from) and metrics.png/.svg (the metrics against steps).
 //
@@ -327,6 +330,10 @@ func run(ctx context.Context, args []string) error {
 	}
 	bar.Skip(done)
 	start = time.Now().Add(-time.Duration(elapsed * float64(time.Second)))
+	// a run resumed from before the kinetic temperature was reported keeps its columns
+	smp, _ := lookupSampler(o.sampler)
+	var lastTemperature []tasks.Metric // at the last evaluation
+	temperature := smp.momentaAtEquilibrium() && (header == nil || slices.Contains(header, metricTemperature))
 	record := func(step int, st *samplers.State) error {
 		if err := mon.Observe(step, st.Theta); err != nil {
 			return err
@@ -340,6 +347,14 @@ func run(ctx context.Context, args []string) error {
 			ms, err := mon.Metrics()
 			if err != nil {
 				return err
+			}
+			if temperature {
+				mean, max, err := samplers.KineticTemperature(st.P, o.chains)
+				if err != nil {
+					return err
+				}
+				ms = append(ms, tasks.Metric{Name: metricTemperature, Value: mean}, tasks.Metric{Name: metricTemperatureMax, Value: max})
+				lastTemperature = ms[len(ms)-2:]
 			}
 			if header == nil {
 				h := []string{"step", "seconds"}
@@ -432,7 +447,7 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		for _, m := range ms {
+		for _, m := range append(ms, lastTemperature...) {
 			summary[m.Name] = m.Value
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -90,7 +91,7 @@ func TestRunWritesOutputsReproducibly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"task", "sampler", "chains", "steps", "seed", "seconds", "steps_per_second", "kl", "ess", "flags",
-		"ess_min", "rhat_max", "rhat_rank_max", "ess_bulk_min", "ess_tail_min"} {
+		"ess_min", "rhat_max", "rhat_rank_max", "ess_bulk_min", "ess_tail_min", "kinetic_temperature", "kinetic_temperature_max"} {
 		if _, ok := sum[key]; !ok {
 			t.Errorf("summary.json lacks %q", key)
 		}
@@ -99,13 +100,46 @@ func TestRunWritesOutputsReproducibly(t *testing.T) {
 		t.Errorf("summary: %v steps, %v chains", sum["steps"], sum["chains"])
 	}
 	m, _ := os.ReadFile(filepath.Join(outs[0], "metrics.csv"))
-	if lines := strings.Split(strings.TrimSpace(string(m)), "\n"); len(lines) != 4 || lines[0] != "step,seconds,kl" {
+	if lines := strings.Split(strings.TrimSpace(string(m)), "\n"); len(lines) != 4 || lines[0] != "step,seconds,kl,kinetic_temperature,kinetic_temperature_max" {
 		t.Errorf("metrics.csv:\n%s", m)
 	}
 	entries, _ := os.ReadDir(outs[0])
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			t.Errorf("temporary file %s left behind", e.Name())
+		}
+	}
+}
+
+// TestKineticTemperatureOfMomentumSamplers: metrics.csv reports the
+// chains' kinetic temperature for the samplers whose momenta are N(0, I) at
+// equilibrium, and for no other; on the 20-D toy, after 1,000 steps of
+// SGHMC or NNSGHMC at the task's step size, 50 chains' mean is within 0.1
+// of 1 (its Monte-Carlo spread about 0.02).
+func TestKineticTemperatureOfMomentumSamplers(t *testing.T) {
+	for _, tc := range []struct {
+		sampler string
+		want    bool
+	}{{"sghmc", true}, {"nnsghmc", true}, {"sgld", false}, {"psgld", false}, {"adam", false}, {"sgdm", false}, {"santa", false}} {
+		out := t.TempDir()
+		args := []string{"-task", "gaussian20", "-sampler", tc.sampler, "-chains", "50", "-steps", "1000", "-eval-every", "1000", "-quiet", "-out", out}
+		if err := run(context.Background(), args); err != nil {
+			t.Fatal(err)
+		}
+		rows := readMetrics(t, filepath.Join(out, "metrics.csv"))
+		header := strings.Join(rows[0], ",")
+		if has := strings.HasSuffix(header, ",kinetic_temperature,kinetic_temperature_max"); has != tc.want {
+			t.Errorf("%s: metrics.csv's header %q", tc.sampler, header)
+			continue
+		}
+		if !tc.want {
+			continue
+		}
+		last := rows[len(rows)-1]
+		mean, _ := strconv.ParseFloat(last[len(last)-2], 64)
+		max, _ := strconv.ParseFloat(last[len(last)-1], 64)
+		if math.Abs(mean-1) > 0.1 || max < mean {
+			t.Errorf("%s: kinetic temperature %v, hottest chain %v", tc.sampler, mean, max)
 		}
 	}
 }

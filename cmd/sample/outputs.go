@@ -26,6 +26,17 @@ var runKind = cli.RunKind{
 	},
 }
 
+// The chains' kinetic temperature (samplers.KineticTemperature), which
+// metrics.csv reports after the task's metrics for the samplers whose
+// momenta are N(0, I) at equilibrium, and summary.json at the last
+// evaluation: the mean over the chains and the hottest chain's. A sampler
+// that heats its chains (gradient noise its friction does not carry off, a
+// step size too large) shows above 1.
+const (
+	metricTemperature    = "kinetic_temperature"
+	metricTemperatureMax = "kinetic_temperature_max"
+)
+
 // metricsLine formats metrics for a log line, as "kl=0.1234 ess=56.78".
 func metricsLine(ms []tasks.Metric) string {
 	var b strings.Builder

@@ -71,6 +71,12 @@ func registerSampler(s sampler) error {
 	return nil
 }
 
+// momentaAtEquilibrium tells whether the sampler's momenta are N(0, I) at
+// equilibrium (SGHMC's and NNSGHMC's), so that their kinetic temperature
+// is 1 for a correct sampler; first-order samplers have none and the
+// optimisers' velocities are no such thing.
+func (s *sampler) momentaAtEquilibrium() bool { return !s.firstOrder && !s.optimiser }
+
 // lookupSampler returns the registered sampler called name.
 func lookupSampler(name string) (*sampler, error) {
 	for _, s := range samplerTable {
