@@ -3,29 +3,31 @@ package samplers
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"gonum.org/v1/gonum/floats"
 )
 
-// TestKineticTemperatureByHand: two chains of three coordinates,
-// coordinate-major.
-func TestKineticTemperatureByHand(t *testing.T) {
-	// chain 0: 1, 2, 2 (mean square 3); chain 1: 0, 3, 0 (3), then 0, 0, 6 (12)
+// TestKineticTemperaturesByHand: two chains of three coordinates,
+// coordinate-major, and one chain of one.
+func TestKineticTemperaturesByHand(t *testing.T) {
 	for _, tc := range []struct {
-		p         []float64
-		k         int
-		mean, max float64
+		p    []float64
+		k    int
+		want []float64
 	}{
-		{[]float64{1, 0, 2, 3, 2, 0}, 2, 3, 3},
-		{[]float64{1, 0, 2, 0, 2, 6}, 2, 7.5, 12},
-		{[]float64{-2}, 1, 4, 4},
+		{[]float64{1, 0, 2, 3, 2, 0}, 2, []float64{3, 3}},  // chain 0: 1, 2, 2; chain 1: 0, 3, 0
+		{[]float64{1, 0, 2, 0, 2, 6}, 2, []float64{3, 12}}, // chain 1: 0, 0, 6
+		{[]float64{-2}, 1, []float64{4}},
 	} {
-		mean, max, err := KineticTemperature(tc.p, tc.k)
-		if err != nil || mean != tc.mean || max != tc.max {
-			t.Errorf("KineticTemperature(%v, %d) = %v, %v, %v; want %v, %v", tc.p, tc.k, mean, max, err, tc.mean, tc.max)
+		got, err := KineticTemperatures(tc.p, tc.k)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("KineticTemperatures(%v, %d) = %v, %v; want %v", tc.p, tc.k, got, err, tc.want)
 		}
 	}
 	for _, k := range []int{0, 4} {
-		if _, _, err := KineticTemperature([]float64{1, 2, 3}, k); err == nil {
+		if _, err := KineticTemperatures([]float64{1, 2, 3}, k); err == nil {
 			t.Errorf("3 momenta of %d chains: no error", k)
 		}
 	}
@@ -90,14 +92,14 @@ func sghmcStationaryP2(eta, c, v, s2 float64) float64 {
 	return s[1][1]
 }
 
-// TestKineticTemperatureSeesGradientNoise: SGHMC on a standard normal whose
+// TestKineticTemperaturesSeeGradientNoise: SGHMC on a standard normal whose
 // gradient carries noise of variance V heats its momenta to the
 // equilibrium the step's recursion gives (about 1 + ηV/(2C), 1.5 here)
 // unless its noise correction takes the gradient noise off the injected
 // noise, when they stay at the target's 1. The chains' time-averaged
 // temperature is within five Monte-Carlo standard errors of the recursion's
 // fixed point in both cases, and the two differ by far more.
-func TestKineticTemperatureSeesGradientNoise(t *testing.T) {
+func TestKineticTemperaturesSeeGradientNoise(t *testing.T) {
 	const d, k, eta, c, v = 10, 50, 0.1, 1.0, 10.0
 	const burn, steps = 500, 4000
 	for _, correct := range []bool{false, true} {
@@ -131,11 +133,11 @@ func TestKineticTemperatureSeesGradientNoise(t *testing.T) {
 			if i <= burn {
 				continue
 			}
-			mean, _, err := KineticTemperature(st.P, k)
+			temps, err := KineticTemperatures(st.P, k)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sum += mean
+			sum += floats.Sum(temps) / k
 			if (i-burn)%batch == 0 {
 				means = append(means, sum/batch)
 				sum = 0

@@ -5,7 +5,8 @@
 // It writes into --out: metrics.csv (one row per evaluation point: the
 // task's metrics, and for SGHMC and NNSGHMC the chains' kinetic temperature,
 // kinetic_temperature and the hottest chain's kinetic_temperature_max,
-// which a correct sampler keeps at 1 after burn-in),
+// which a correct sampler keeps at 1 after burn-in; a chain above
+// samplers.RunawayTemperature is warned of),
 // summary.json (the run, its final metrics, the resolved flags and the code
 // it was built from) and metrics.png/.svg (the metrics against steps).
 //
@@ -333,6 +334,7 @@ func run(ctx context.Context, args []string) error {
 	// a run resumed from before the kinetic temperature was reported keeps its columns
 	smp, _ := lookupSampler(o.sampler)
 	var lastTemperature []tasks.Metric // at the last evaluation
+	warnedHot := false
 	temperature := smp.momentaAtEquilibrium() && (header == nil || slices.Contains(header, metricTemperature))
 	record := func(step int, st *samplers.State) error {
 		if err := mon.Observe(step, st.Theta); err != nil {
@@ -349,12 +351,16 @@ func run(ctx context.Context, args []string) error {
 				return err
 			}
 			if temperature {
-				mean, max, err := samplers.KineticTemperature(st.P, o.chains)
+				t, hot, err := temperatureMetrics(st.P, o.chains, step)
 				if err != nil {
 					return err
 				}
-				ms = append(ms, tasks.Metric{Name: metricTemperature, Value: mean}, tasks.Metric{Name: metricTemperatureMax, Value: max})
-				lastTemperature = ms[len(ms)-2:]
+				if hot != "" && !warnedHot {
+					o.warn(hot)
+					warnedHot = true
+				}
+				ms = append(ms, t...)
+				lastTemperature = t
 			}
 			if header == nil {
 				h := []string{"step", "seconds"}

@@ -144,6 +144,33 @@ func TestKineticTemperatureOfMomentumSamplers(t *testing.T) {
 	}
 }
 
+// TestRunawayTemperatureIsWarnedOf: the hottest chain is named, with its
+// temperature and the step, once it passes samplers.RunawayTemperature;
+// a chain at equilibrium, or merely warm, is not warned of.
+func TestRunawayTemperatureIsWarnedOf(t *testing.T) {
+	for _, tc := range []struct {
+		p    []float64 // 2 chains of 2 coordinates
+		mean float64
+		want string
+	}{
+		{[]float64{1, 0.5, -1, 1.5}, 1.125, ""},
+		{[]float64{10, 0.5, -10, 1.5}, 50.625, ""},
+		{[]float64{1, 30, -1, -20}, 325.5, "chain 1's kinetic temperature (its mean squared momentum) is 650 at step 7,"},
+		{[]float64{1, math.NaN(), -1, 1}, math.NaN(), "chain 1's kinetic temperature (its mean squared momentum) is NaN at step 7,"},
+	} {
+		ms, hot, err := temperatureMetrics(tc.p, 2, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(ms[0].Value == tc.mean || math.IsNaN(tc.mean) && math.IsNaN(ms[0].Value)) || ms[0].Name != "kinetic_temperature" || ms[1].Name != "kinetic_temperature_max" {
+			t.Errorf("%v: metrics %v, want the mean %v", tc.p, ms, tc.mean)
+		}
+		if tc.want == "" && hot != "" || !strings.HasPrefix(hot, tc.want) {
+			t.Errorf("%v: warning %q, want %q", tc.p, hot, tc.want)
+		}
+	}
+}
+
 func dropColumn(csv []byte, col int) []byte {
 	var out []string
 	for _, line := range strings.Split(string(csv), "\n") {

@@ -2,11 +2,15 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
@@ -36,6 +40,31 @@ const (
 	metricTemperature    = "kinetic_temperature"
 	metricTemperatureMax = "kinetic_temperature_max"
 )
+
+// temperatureMetrics returns the kinetic temperature of the k chains
+// whose momenta are p, at step, as metrics, with a warning when the hottest
+// chain's has run away (samplers.RunawayTemperature), "" otherwise.
+func temperatureMetrics(p []float64, k, step int) ([]tasks.Metric, string, error) {
+	temps, err := samplers.KineticTemperatures(p, k)
+	if err != nil {
+		return nil, "", err
+	}
+	hottest := 0 // or the first not finite
+	for c, t := range temps {
+		if t > temps[hottest] || math.IsNaN(t) {
+			hottest = c
+			if math.IsNaN(t) {
+				break
+			}
+		}
+	}
+	ms := []tasks.Metric{{Name: metricTemperature, Value: floats.Sum(temps) / float64(k)}, {Name: metricTemperatureMax, Value: temps[hottest]}}
+	hot := ""
+	if t := temps[hottest]; !(t <= samplers.RunawayTemperature) {
+		hot = fmt.Sprintf("chain %d's kinetic temperature (its mean squared momentum) is %.3g at step %d, where a chain at equilibrium has 1: its momenta ran away, and its draws are nothing like the target's whatever the ensemble's metrics say; lower the step size", hottest, t, step)
+	}
+	return ms, hot, nil
+}
 
 // metricsLine formats metrics for a log line, as "kl=0.1234 ess=56.78".
 func metricsLine(ms []tasks.Metric) string {
