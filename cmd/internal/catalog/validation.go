@@ -19,8 +19,8 @@ import (
 // for train --help.
 var validations = map[string]func() *Validation{
 	"gaussian10":       toyValidation,
-	"mnist-relu":       func() *Validation { return mnistValidation("mnist-valid") },
-	"mnist-data-train": func() *Validation { return mnistValidation("mnist-data-valid") },
+	"mnist-relu":       ntTraining.protocol,
+	"mnist-data-train": dataTraining.protocol,
 	"piano-gru":        musicValidation,
 }
 
