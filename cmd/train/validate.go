@@ -163,14 +163,14 @@ func (val *validator) revalidate(ctx context.Context, epoch int, log func(string
 		return err
 	}
 	for _, d := range done {
-		d.trained.Training["validation_score"] = jsonFloat(d.score)
-		d.trained.Training["validation"] = val.v.Describe()
+		info := d.trained.Training
+		d.trained.Training = val.annotate(info, "validated_epoch", d.epoch, d.score)
 		if err := cli.WriteFile(val.epochFile(d.epoch), d.trained.Encode); err != nil {
 			return err
 		}
 		if d.epoch == val.chosen {
-			delete(d.trained.Training, "validated_epoch")
-			d.trained.Training["chosen_epoch"] = d.epoch
+			delete(info, "validated_epoch")
+			d.trained.Training = val.annotate(info, "chosen_epoch", d.epoch, d.score)
 			if err := cli.WriteFile(filepath.Join(val.dir, bestFile), d.trained.Encode); err != nil {
 				return err
 			}
