@@ -6,7 +6,7 @@
 // task's metrics, and for SGHMC and NNSGHMC the chains' kinetic temperature,
 // kinetic_temperature and the hottest chain's kinetic_temperature_max,
 // which a correct sampler keeps at 1 after burn-in; a chain above
-// samplers.RunawayTemperature is warned of),
+// samplers.RunawayTemperature at the end of the run is warned of),
 // summary.json (the run, its final metrics, the resolved flags and the code
 // it was built from) and metrics.png/.svg (the metrics against steps).
 //
@@ -333,8 +333,6 @@ func run(ctx context.Context, args []string) error {
 	start = time.Now().Add(-time.Duration(elapsed * float64(time.Second)))
 	// a run resumed from before the kinetic temperature was reported keeps its columns
 	smp, _ := lookupSampler(o.sampler)
-	var lastTemperature []tasks.Metric // at the last evaluation
-	warnedHot := false
 	temperature := smp.momentaAtEquilibrium() && (header == nil || slices.Contains(header, metricTemperature))
 	record := func(step int, st *samplers.State) error {
 		if err := mon.Observe(step, st.Theta); err != nil {
@@ -351,16 +349,11 @@ func run(ctx context.Context, args []string) error {
 				return err
 			}
 			if temperature {
-				t, hot, err := temperatureMetrics(st.P, o.chains, step)
+				t, _, err := temperatureMetrics(st.P, o.chains, step)
 				if err != nil {
 					return err
 				}
-				if hot != "" && !warnedHot {
-					o.warn(hot)
-					warnedHot = true
-				}
 				ms = append(ms, t...)
-				lastTemperature = t
 			}
 			if header == nil {
 				h := []string{"step", "seconds"}
@@ -416,6 +409,18 @@ func run(ctx context.Context, args []string) error {
 	if nn, ok := kernel.(*nnsghmc.NNSGHMC); ok && errors.Is(runErr, samplers.ErrDiverged) {
 		hint = frictionHint(nn.Settings(), o.largestStepSize())
 	}
+	// the chains' temperature at the end of a run that ended whole, where
+	// its burn-in is over: a chain that has run away is warned of
+	var endTemperature []tasks.Metric
+	if temperature && runErr == nil {
+		var hot string
+		if endTemperature, hot, err = temperatureMetrics(st.P, o.chains, st.Steps); err != nil {
+			return err
+		}
+		if hot != "" {
+			o.warn(hot)
+		}
+	}
 	bar.Finish()
 	seconds := time.Since(start).Seconds()
 
@@ -453,7 +458,7 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		for _, m := range append(ms, lastTemperature...) {
+		for _, m := range append(ms, endTemperature...) {
 			summary[m.Name] = m.Value
 		}
 	}

@@ -145,7 +145,7 @@ func TestKineticTemperatureOfMomentumSamplers(t *testing.T) {
 }
 
 // TestRunawayTemperatureIsWarnedOf: the hottest chain is named, with its
-// temperature and the step, once it passes samplers.RunawayTemperature;
+// temperature and the step, when it passes samplers.RunawayTemperature;
 // a chain at equilibrium, or merely warm, is not warned of.
 func TestRunawayTemperatureIsWarnedOf(t *testing.T) {
 	for _, tc := range []struct {
@@ -367,7 +367,7 @@ func TestLogWhenNotATerminal(t *testing.T) {
 	}
 	stamp := `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d NNSGHMC: `
 	for i, re := range []string{
-		stamp + `10/30 \(33%\), .* elapsed, ETA .*: kl=\S+$`,
+		stamp + `10/30 \(33%\), .* elapsed, ETA .*: kl=\S+ kinetic_temperature=\S+ kinetic_temperature_max=\S+$`,
 		stamp + `finished 30/30 \(100%\), .* elapsed$`,
 		stamp + `computing the run's summary diagnostics$`,
 		stamp + `outputs in ` + regexp.QuoteMeta(out) + `$`,

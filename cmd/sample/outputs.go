@@ -30,10 +30,10 @@ var runKind = cli.RunKind{
 	},
 }
 
-// The chains' kinetic temperature (samplers.KineticTemperature), which
+// The chains' kinetic temperature (samplers.KineticTemperatures), which
 // metrics.csv reports after the task's metrics for the samplers whose
-// momenta are N(0, I) at equilibrium, and summary.json at the last
-// evaluation: the mean over the chains and the hottest chain's. A sampler
+// momenta are N(0, I) at equilibrium, and summary.json at the end of the
+// run: the mean over the chains and the hottest chain's. A sampler
 // that heats its chains (gradient noise its friction does not carry off, a
 // step size too large) shows above 1.
 const (
@@ -61,7 +61,7 @@ func temperatureMetrics(p []float64, k, step int) ([]tasks.Metric, string, error
 	ms := []tasks.Metric{{Name: metricTemperature, Value: floats.Sum(temps) / float64(k)}, {Name: metricTemperatureMax, Value: temps[hottest]}}
 	hot := ""
 	if t := temps[hottest]; !(t <= samplers.RunawayTemperature) {
-		hot = fmt.Sprintf("chain %d's kinetic temperature (its mean squared momentum) is %.3g at step %d, where a chain at equilibrium has 1: its momenta ran away, and its draws are nothing like the target's whatever the ensemble's metrics say; lower the step size", hottest, t, step)
+		hot = fmt.Sprintf("chain %d's kinetic temperature (its mean squared momentum) is %.3g at step %d, where a chain at equilibrium has 1: its momenta ran away (or the run ended within its burn-in), and its draws are nothing like the target's whatever the ensemble's metrics say; lower the step size, or run longer", hottest, t, step)
 	}
 	return ms, hot, nil
 }
