@@ -191,9 +191,10 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var settings map[string]any // the sampler's own entries of summary.json
-	if s, _ := lookupSampler(o.sampler); s.settings != nil {
-		settings = s.settings(&o, kernel)
+	var settings map[string]any        // the sampler's own entries of summary.json
+	smp, _ := lookupSampler(o.sampler) // o.kernel has found it
+	if smp.settings != nil {
+		settings = smp.settings(&o, kernel)
 	}
 	mon, err := task.NewMonitor(o.chains)
 	if err != nil {
@@ -332,7 +333,6 @@ func run(ctx context.Context, args []string) error {
 	bar.Skip(done)
 	start = time.Now().Add(-time.Duration(elapsed * float64(time.Second)))
 	// a run resumed from before the kinetic temperature was reported keeps its columns
-	smp, _ := lookupSampler(o.sampler)
 	temperature := smp.momentaAtEquilibrium() && (header == nil || slices.Contains(header, metricTemperature))
 	record := func(step int, st *samplers.State) error {
 		if err := mon.Observe(step, st.Theta); err != nil {
