@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/stat"
 )
 
 // TestKineticTemperaturesByHand: two chains of three coordinates,
@@ -143,7 +144,8 @@ func TestKineticTemperaturesSeeGradientNoise(t *testing.T) {
 				sum = 0
 			}
 		}
-		m, se := meanAndError(means)
+		m, sd := stat.MeanStdDev(means, nil)
+		se := sd / math.Sqrt(float64(len(means)))
 		t.Logf("correction %v: temperature %.4f ± %.4f, recursion %.4f", correct, m, se, want)
 		if math.Abs(m-want) > 5*se || se > 0.01 {
 			t.Errorf("correction %v: temperature %.4f ± %.4f, want %.4f", correct, m, se, want)
@@ -154,15 +156,4 @@ func TestKineticTemperaturesSeeGradientNoise(t *testing.T) {
 			t.Errorf("with correction the recursion's fixed point is %.4f, want about 1", want)
 		}
 	}
-}
-
-func meanAndError(x []float64) (mean, se float64) {
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
-	for _, v := range x {
-		se += (v - mean) * (v - mean)
-	}
-	return mean, math.Sqrt(se / float64(len(x)-1) / float64(len(x)))
 }
