@@ -49,6 +49,7 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 		{[]string{"-sampler", "adam", "-santa-explore", "10", "-out", dir}, "--santa-explore is a flag of --sampler santa; --sampler adam does not use it"},
 		{[]string{"-task", "gaussian20", "-valid", "-out", dir}, "--valid is a flag of the GRU tasks; task gaussian20 does not use it"},
 		{[]string{"-task", "gaussian20", "-hidden", "50", "-out", dir}, "--hidden is a flag of the GRU tasks"},
+		{[]string{"-task", "gaussian20", "-initial-state", "-out", dir}, "--initial-state is a flag of the GRU tasks"},
 		{[]string{"-task", "gaussian20", "-download", "-out", dir}, "--download is a flag of the MNIST tasks"},
 		{[]string{"-task", "gaussian20", "-target-cov", cov2, "-out", dir}, "is 2×2; this task's target is 20-D"},
 		{[]string{"-task", "gaussian20", "-target-cov", filepath.Join(dir, "none"), "-out", dir}, "cannot read the covariance"},

@@ -30,7 +30,13 @@ func randomSequence(rng *rand.Rand, T int, p float64) music.Sequence {
 
 // randomTheta returns positions of k chains with N(0, σ²) entries.
 func randomTheta(rng *rand.Rand, h, k int, sigma float64) []float64 {
-	theta := make([]float64, Layout{H: h}.Dim()*k)
+	return randomThetaOf(rng, Layout{H: h}, k, sigma)
+}
+
+// randomThetaOf returns positions of k chains of a GRU laid out as l with
+// N(0, σ²) entries.
+func randomThetaOf(rng *rand.Rand, l Layout, k int, sigma float64) []float64 {
+	theta := make([]float64, l.Dim()*k)
 	for i := range theta {
 		theta[i] = sigma * rng.NormFloat64()
 	}
@@ -50,10 +56,15 @@ func relErr(a, b []float64) float64 {
 // oracleEnergy is the energy of seq as a minibatch of a training split of
 // n frames, from the oracle: U and its gradient, prior included.
 func oracleEnergy(h, k, n int, theta []float64, seq music.Sequence) (u, grad []float64) {
+	return oracleEnergyOf(Layout{H: h}, k, n, theta, seq)
+}
+
+// oracleEnergyOf is oracleEnergy for a GRU laid out as l.
+func oracleEnergyOf(l Layout, k, n int, theta []float64, seq music.Sequence) (u, grad []float64) {
 	scale := float64(n) / float64(seq.T)
 	u = make([]float64, k)
 	grad = make([]float64, len(theta))
-	newOracle(h, k).nllGrad(theta, seq, scale, u, grad)
+	newOracleOf(l, k).nllGrad(theta, seq, scale, u, grad)
 	pu, pg := make([]float64, k), make([]float64, len(theta))
 	Prior(theta, k, pu, pg)
 	for c := range u {
@@ -74,6 +85,10 @@ func TestLayout(t *testing.T) {
 		if l.Wx(0, 0) != 0 || l.U(0, 0) != l.Wx(Keys-1, 3*h-1)+1 || l.B(0) != l.U(h-1, 3*h-1)+1 ||
 			l.Wo(0, 0) != l.B(3*h-1)+1 || l.Bo(0) != l.Wo(h-1, Keys-1)+1 || l.Bo(Keys-1) != l.Dim()-1 {
 			t.Errorf("H=%d: blocks are not contiguous in the documented order", h)
+		}
+		li := Layout{H: h, InitialState: true}
+		if li.Dim() != want+h || li.H0(0) != li.Bo(Keys-1)+1 || li.H0(h-1) != li.Dim()-1 || li.Bo(0) != l.Bo(0) {
+			t.Errorf("H=%d: the initial state's parameters are not the %d after bo", h, h)
 		}
 	}
 	// kernel layout round trip, and every coordinate in exactly one place
@@ -245,6 +260,87 @@ func TestLongSequence(t *testing.T) {
 	}
 	if eu, eg := relErr(ev.U, wantU), relErr(ev.Grad, wantGrad); eu > 1e-9 || eg > 1e-9 {
 		t.Errorf("%d frames: U error %.3g, gradient error %.3g against the oracle", T, eu, eg)
+	}
+}
+
+// With the learned initial state h_0 = tanh(b₀), the energy and its
+// gradient (b₀'s included) against the oracle and finite differences, across
+// segment boundaries and with no activations kept; the Scorer's
+// log-likelihoods against the oracle's; and at b₀ = 0 the model without it,
+// bit for bit.
+func TestInitialState(t *testing.T) {
+	const H, K, T = 4, 3, 45
+	l := Layout{H: H, InitialState: true}
+	rng := rand.New(rand.NewPCG(31, 32))
+	seq := randomSequence(rng, T, 0.2)
+	train := music.Split{randomSequence(rng, 12, 0.2), seq}
+	theta := randomThetaOf(rng, l, K, 0.5)
+	wantU, wantGrad := oracleEnergyOf(l, K, train.Frames(), theta, seq)
+	for _, c := range []struct {
+		s   int
+		mem int64
+	}{{7, 0}, {64, 0}, {16, -1}} {
+		e, err := NewEnergy(train, Config{Hidden: H, Chains: K, Segment: c.s, ActivationMemory: c.mem, InitialState: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Dim() != l.Dim() {
+			t.Fatalf("D = %d, want %d", e.Dim(), l.Dim())
+		}
+		ev := samplers.NewEval(e.Dim(), K)
+		if err := e.SequenceEnergy(theta, seq, ev); err != nil {
+			t.Fatal(err)
+		}
+		if eu, eg := relErr(ev.U, wantU), relErr(ev.Grad, wantGrad); eu > 1e-9 || eg > 1e-9 {
+			t.Errorf("S=%d memory %d: U error %.3g, gradient error %.3g against the oracle", c.s, c.mem, eu, eg)
+		}
+		b0 := ev.Grad[l.H0(0)*K : (l.H0(H-1)+1)*K]
+		if eb := relErr(b0, wantGrad[l.H0(0)*K:(l.H0(H-1)+1)*K]); eb > 1e-9 || slices.Max(b0) == slices.Min(b0) {
+			t.Errorf("S=%d: b₀'s gradient %v, error %.3g against the oracle", c.s, b0, eb)
+		}
+		if c.s == 7 {
+			checkFD(t, e, theta, seq, 1e-5, 300, 1e-6)
+		}
+		e.Close()
+	}
+	split := music.Split{seq, randomSequence(rng, 9, 0.3), randomSequence(rng, 30, 0.1)}
+	want := make([]float64, len(split)*K)
+	o := newOracleOf(l, K)
+	for n, q := range split {
+		o.logLik(theta, q, want[n*K:(n+1)*K])
+	}
+	sc, err := NewScorer(Config{Hidden: H, Chains: K, Segment: 8, InitialState: true}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Close()
+	got := make([]float64, len(want))
+	if err := sc.LogLiks(theta, split, got); err != nil {
+		t.Fatal(err)
+	}
+	if e := relErr(got, want); e > 1e-9 {
+		t.Errorf("Scorer's log-likelihoods: error %.3g against the oracle", e)
+	}
+	// b₀ = 0: the model without the initial state, on its coordinates
+	plain := theta[:Layout{H: H}.Dim()*K]
+	zero := slices.Clone(theta)
+	clear(zero[l.H0(0)*K:])
+	run := func(cfg Config, theta []float64) ([]float64, []float64) {
+		m, err := NewModel(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		nll, grad := make([]float64, K), make([]float64, len(theta))
+		if err := m.NLLGrad(theta, seq, 1, nll, grad); err != nil {
+			t.Fatal(err)
+		}
+		return nll, grad
+	}
+	nll0, g0 := run(Config{Hidden: H, Chains: K, Segment: 8}, plain)
+	nll1, g1 := run(Config{Hidden: H, Chains: K, Segment: 8, InitialState: true}, zero)
+	if !slices.Equal(nll0, nll1) || !slices.Equal(g0, g1[:len(g0)]) {
+		t.Error("with b₀ = 0 the model differs from the one without an initial state")
 	}
 }
 

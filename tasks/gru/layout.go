@@ -1,5 +1,7 @@
 package gru
 
+import "math"
+
 // Keys is the width of a frame: the 88 keys of a piano roll, the input and
 // output size of the network.
 const Keys = 88
@@ -12,15 +14,20 @@ const Keys = 88
 //	b   3H       gate biases [b_z b_r b_h]
 //	Wo  H × 88   output weights, row-major
 //	bo  88       output biases
+//	b₀  H        the initial state's parameters, with InitialState only
 //
 // so that D = 3·(88·H + H·H + H) + 88·H + 88 (65,588 for H = 100 and 191,088
-// for H = 200). Columns 0..H−1 of Wx, U and b belong to the update gate z,
+// for H = 200), plus H with InitialState. Columns 0..H−1 of Wx, U and b belong to the update gate z,
 // columns H..2H−1 to the reset gate r and columns 2H..3H−1 to the candidate
 // ĥ. With K chains, θ is coordinate-major: coordinate i of chain k is at
 // i·K + k.
 type Layout struct {
 	// H is the number of hidden units.
 	H int
+	// InitialState adds the parameters b₀ of the state before the first
+	// frame, h_0 = tanh(b₀) (the GRU of Chen et al. 2016); without them
+	// h_0 = 0.
+	InitialState bool
 }
 
 // Offsets of the parameter blocks in θ (for one chain).
@@ -29,9 +36,16 @@ func (l Layout) offU() int  { return Keys * 3 * l.H }
 func (l Layout) offB() int  { return l.offU() + 3*l.H*l.H }
 func (l Layout) offWo() int { return l.offB() + 3*l.H }
 func (l Layout) offBo() int { return l.offWo() + l.H*Keys }
+func (l Layout) offH0() int { return l.offBo() + Keys }
 
 // Dim returns D, the number of parameters of one chain.
-func (l Layout) Dim() int { return 3*(Keys*l.H+l.H*l.H+l.H) + Keys*l.H + Keys }
+func (l Layout) Dim() int {
+	d := 3*(Keys*l.H+l.H*l.H+l.H) + Keys*l.H + Keys
+	if l.InitialState {
+		d += l.H
+	}
+	return d
+}
 
 // Wx returns the index in θ (of one chain) of the input weight from key i to
 // gate column j (0 ≤ j < 3H).
@@ -49,6 +63,39 @@ func (l Layout) Wo(i, j int) int { return l.offWo() + i*Keys + j }
 
 // Bo returns the index of the output bias of key j.
 func (l Layout) Bo(j int) int { return l.offBo() + j }
+
+// H0 returns the index of the initial-state parameter b₀ of hidden unit j
+// (with InitialState).
+func (l Layout) H0(j int) int { return l.offH0() + j }
+
+// startState writes the state h_0 of chain k of the nk chains at theta
+// (D·nk, coordinate-major) into h (H values): tanh(b₀), or zeros without
+// InitialState.
+func (l Layout) startState(theta []float64, nk, k int, h []float64) {
+	if !l.InitialState {
+		clear(h[:l.H])
+		return
+	}
+	for j := range h[:l.H] {
+		h[j] = math.Tanh(theta[l.H0(j)*nk+k])
+	}
+}
+
+// startStateGrad writes into grad (D·nk) the gradient with respect to b₀
+// of the nk chains at theta, given the adjoint adj (nk·H, chain-major) of
+// their states h_0 = tanh(b₀); nothing without InitialState.
+func (l Layout) startStateGrad(theta []float64, nk int, adj, grad []float64) {
+	if !l.InitialState {
+		return
+	}
+	for k := 0; k < nk; k++ {
+		for j := 0; j < l.H; j++ {
+			i := l.H0(j)*nk + k
+			h := math.Tanh(theta[i])
+			grad[i] = adj[k*l.H+j] * (1 - h*h)
+		}
+	}
+}
 
 // kernel holds the parameters of K chains in the layout the segment graph
 // uses: one tensor per gate block, the chain axis outermost (batched matrix

@@ -36,7 +36,14 @@ type Config struct {
 	// are run forward a second time in the backward pass; negative keeps
 	// none, for memory O(S) whatever the length.
 	ActivationMemory int64
+	// InitialState learns the state before the first frame: H more
+	// parameters b₀ with h_0 = tanh(b₀) (Layout.InitialState), as in the
+	// GRU of Chen et al. 2016, where without it h_0 = 0.
+	InitialState bool
 }
+
+// layout returns the parameter layout of the configured GRU.
+func (c Config) layout() Layout { return Layout{H: c.Hidden, InitialState: c.InitialState} }
 
 // DefaultActivationMemory is the default Config.ActivationMemory: 512 MiB,
 // enough for 5,000 frames at K = 20, H = 200.
@@ -71,7 +78,7 @@ func (c Config) withDefaults() (Config, error) {
 // over the sequence.
 //
 // Frame t of a sequence is predicted from the hidden state h_{t−1} (h_0 =
-// 0) by the logits l_t = h_{t−1}·Wo + bo, with log p(x_t | x_<t) =
+// 0, or tanh(b₀) with Config.InitialState) by the logits l_t = h_{t−1}·Wo + bo, with log p(x_t | x_<t) =
 // Σ_j x_tj·l_tj − softplus(l_tj); then the frame is consumed by the GRU of
 // Cho et al. (2014):
 //
@@ -127,7 +134,7 @@ func NewModel(cfg Config) (*Model, error) {
 	if groups == nil {
 		return newModel(cfg)
 	}
-	m := &Model{cfg: cfg, layout: Layout{H: cfg.Hidden}}
+	m := &Model{cfg: cfg, layout: cfg.layout()}
 	d := m.Dim()
 	for _, g := range groups {
 		c := cfg
@@ -154,7 +161,7 @@ func newModel(cfg Config) (*Model, error) {
 	}
 	h, k, s := cfg.Hidden, cfg.Chains, cfg.Segment
 	return &Model{
-		cfg: cfg, layout: Layout{H: h}, seg: seg,
+		cfg: cfg, layout: cfg.layout(), seg: seg,
 		kn: newKernel(h, k), acc: newKernel(h, k),
 		x: make([]float64, k*s*Keys), mask: make([]float64, s),
 		adj: make([]float64, k*h), adjL: make([]float64, k),
@@ -260,7 +267,7 @@ func (m *Model) LogLik(theta []float64, seq music.Sequence, ll []float64) error 
 		return err
 	}
 	clear(ll)
-	clear(m.adj) // the state, here
+	m.startStates(theta, m.adj) // the state, here
 	for s := 0; s < m.segments(seq.T); s++ {
 		if err := m.loadFrames(m.seg.fw, seq, s); err != nil {
 			return err
@@ -319,7 +326,7 @@ func (m *Model) NLLGrad(theta []float64, seq music.Sequence, scale float64, nll,
 	// Forward: the state entering every segment, and the activations
 	// of the last segments (those the backward pass meets first)
 	// as far as the memory budget allows.
-	clear(m.hs[0])
+	m.startStates(theta, m.hs[0])
 	for s := 0; s < n; s++ {
 		keep := s >= n-stored
 		if s+1 == n && !keep {
@@ -394,7 +401,17 @@ func (m *Model) NLLGrad(theta []float64, seq music.Sequence, scale float64, nll,
 		}
 	}
 	m.layout.fromKernel(m.acc, K, 1, grad)
+	m.layout.startStateGrad(theta, K, m.adj, grad) // m.adj: the adjoint of h_0
 	return nil
+}
+
+// startStates writes the states h_0 of the chains at theta into h (K·H,
+// chain-major).
+func (m *Model) startStates(theta, h []float64) {
+	H := m.cfg.Hidden
+	for k := 0; k < m.cfg.Chains; k++ {
+		m.layout.startState(theta, m.cfg.Chains, k, h[k*H:(k+1)*H])
+	}
 }
 
 // storable returns the number of segments whose activations fit in the

@@ -17,21 +17,41 @@ import (
 // oracleChain holds the parameters of one chain as dense matrices and the
 // work space of a forward/backward pass.
 type oracleChain struct {
+	l                     Layout
 	h                     int
-	wx, u, b, wo, bo      []float64 // 88×3H, H×3H, 3H, H×88, 88
+	wx, u, b, wo, bo, b0  []float64 // 88×3H, H×3H, 3H, H×88, 88, H (with l.InitialState)
 	dwx, du, db, dwo, dbo []float64
+	db0                   []float64
 	// per step activations, T rows each
 	p, hprev, z, r, hh, rh, logits, dA, dout []float64
 }
 
-func newOracleChain(h int) *oracleChain {
-	return &oracleChain{
-		h:  h,
+func newOracleChain(l Layout) *oracleChain {
+	h := l.H
+	c := &oracleChain{
+		l: l, h: h,
 		wx: make([]float64, Keys*3*h), u: make([]float64, h*3*h), b: make([]float64, 3*h),
 		wo: make([]float64, h*Keys), bo: make([]float64, Keys),
 		dwx: make([]float64, Keys*3*h), du: make([]float64, h*3*h), db: make([]float64, 3*h),
 		dwo: make([]float64, h*Keys), dbo: make([]float64, Keys),
 	}
+	if l.InitialState {
+		c.b0, c.db0 = make([]float64, h), make([]float64, h)
+	}
+	return c
+}
+
+// blocks returns the chain's parameter blocks, its gradient's and their
+// offsets in θ, in the order of Layout.
+func (c *oracleChain) blocks() (params, grads [][]float64, offs []int) {
+	l := c.l
+	params = [][]float64{c.wx, c.u, c.b, c.wo, c.bo}
+	grads = [][]float64{c.dwx, c.du, c.db, c.dwo, c.dbo}
+	offs = []int{l.offWx(), l.offU(), l.offB(), l.offWo(), l.offBo()}
+	if l.InitialState {
+		params, grads, offs = append(params, c.b0), append(grads, c.db0), append(offs, l.offH0())
+	}
+	return params, grads, offs
 }
 
 func grow(x []float64, n int) []float64 {
@@ -54,22 +74,20 @@ func softplus(x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-
 
 // get copies chain k's parameters out of theta (D·K, coordinate-major).
 func (c *oracleChain) get(theta []float64, nk, k int) {
-	l := Layout{H: c.h}
-	for i, dst := range [][]float64{c.wx, c.u, c.b, c.wo, c.bo} {
-		off := []int{l.offWx(), l.offU(), l.offB(), l.offWo(), l.offBo()}[i]
+	params, _, offs := c.blocks()
+	for i, dst := range params {
 		for j := range dst {
-			dst[j] = theta[(off+j)*nk+k]
+			dst[j] = theta[(offs[i]+j)*nk+k]
 		}
 	}
 }
 
 // put writes chain k's gradient, scaled by s, into grad (D·K).
 func (c *oracleChain) put(grad []float64, nk, k int, s float64) {
-	l := Layout{H: c.h}
-	for i, src := range [][]float64{c.dwx, c.du, c.db, c.dwo, c.dbo} {
-		off := []int{l.offWx(), l.offU(), l.offB(), l.offWo(), l.offBo()}[i]
+	_, grads, offs := c.blocks()
+	for i, src := range grads {
 		for j, v := range src {
-			grad[(off+j)*nk+k] = s * v
+			grad[(offs[i]+j)*nk+k] = s * v
 		}
 	}
 }
@@ -91,7 +109,10 @@ func (c *oracleChain) forward(x []float64, T int) float64 {
 	blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, gen(T, Keys, Keys, x), gen(Keys, H3, H3, c.wx), 1, gen(T, H3, H3, c.p))
 	uzr := gen(H, 2*H, H3, c.u)
 	uh := gen(H, H, H3, c.u[2*H:])
-	h := make([]float64, H)
+	h := make([]float64, H) // h_0 = 0, or tanh(b₀)
+	for i, v := range c.b0 {
+		h[i] = math.Tanh(v)
+	}
 	for t := 0; t < T; t++ {
 		copy(c.hprev[t*H:(t+1)*H], h)
 		a := c.p[t*H3 : (t+1)*H3]
@@ -167,6 +188,10 @@ func (c *oracleChain) backward(x []float64, T int) {
 		}
 		dh, dprev = dprev, dh
 	}
+	for i, v := range c.b0 { // dh is the adjoint of h_0 = tanh(b₀)
+		h0 := math.Tanh(v)
+		c.db0[i] = dh[i] * (1 - h0*h0)
+	}
 	// weight gradients from the stacked pre-activation adjoints
 	blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(T, H, H, c.hprev), gen(T, 2*H, H3, c.dA), 0, gen(H, 2*H, H3, c.du))
 	blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(T, H, H, c.rh), gen(T, H, H3, c.dA[2*H:]), 0, gen(H, H, H3, c.du[2*H:]))
@@ -186,7 +211,10 @@ type oracle struct {
 	x    []float64
 }
 
-func newOracle(h, k int) *oracle { return &oracle{h: h, k: k, c: newOracleChain(h)} }
+func newOracle(h, k int) *oracle { return newOracleOf(Layout{H: h}, k) }
+
+// newOracleOf is an oracle of the GRU with layout l.
+func newOracleOf(l Layout, k int) *oracle { return &oracle{h: l.H, k: k, c: newOracleChain(l)} }
 
 // logLik writes log p(seq | θ_k) into ll.
 func (o *oracle) logLik(theta []float64, seq music.Sequence, ll []float64) {

@@ -65,7 +65,7 @@ func NewScorer(cfg Config, batch int) (*Scorer, error) {
 	if groups == nil {
 		return newScorer(cfg, batch)
 	}
-	sc := &Scorer{cfg: cfg, batch: batch, layout: Layout{H: cfg.Hidden}}
+	sc := &Scorer{cfg: cfg, batch: batch, layout: cfg.layout()}
 	for _, g := range groups {
 		c := cfg
 		c.Chains = g.k
@@ -87,7 +87,7 @@ func newScorer(cfg Config, batch int) (*Scorer, error) {
 	}
 	k, s, h := cfg.Chains, cfg.Segment, cfg.Hidden
 	return &Scorer{
-		cfg: cfg, batch: batch, layout: Layout{H: h}, seg: seg, kn: newKernel(h, k),
+		cfg: cfg, batch: batch, layout: cfg.layout(), seg: seg, kn: newKernel(h, k),
 		x: make([]float64, k*s*batch*Keys), mask: make([]float64, s*batch), h: make([]float64, k*batch*h),
 	}, nil
 }
@@ -161,7 +161,7 @@ func (sc *Scorer) LogLiks(theta []float64, split music.Split, ll []float64) erro
 				slot[b], first[b] = order[next], 0
 				next++
 				for k := 0; k < K; k++ { // a fresh state
-					clear(sc.h[(k*B+b)*H : (k*B+b+1)*H])
+					sc.layout.startState(theta, K, k, sc.h[(k*B+b)*H:(k*B+b+1)*H])
 				}
 			}
 			busy = busy || slot[b] >= 0

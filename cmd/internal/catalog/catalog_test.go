@@ -155,6 +155,44 @@ func TestGRUValidationScoring(t *testing.T) {
 	}
 }
 
+// TestGRUInitialState checks that --initial-state gives the GRU tasks the H
+// parameters of the learned initial state, which their energy and monitor
+// then take.
+func TestGRUInitialState(t *testing.T) {
+	haveData(t, "music/JSB_Chorales.mat")
+	const h, k = 3, 2
+	o := DefaultOptions
+	o.Hidden, o.InitialState = h, true
+	task, err := New("jsb-gru", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (gru.Layout{H: h}).Dim() + h; task.Dim != want {
+		t.Fatalf("D = %d, want %d", task.Dim, want)
+	}
+	theta := task.Init(rand.New(rand.NewPCG(1, 1)), k)
+	target, err := task.NewTarget(k, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := samplers.NewEval(task.Dim, k)
+	if err := target.Evaluate(rand.New(rand.NewPCG(2, 2)), theta, ev); err != nil {
+		t.Fatal(err)
+	}
+	l := gru.Layout{H: h, InitialState: true}
+	if g := ev.Grad[l.H0(0)*k]; g == theta[l.H0(0)*k] { // the prior's part alone
+		t.Errorf("b₀'s gradient %v is the prior's alone", g)
+	}
+	mon, err := task.NewMonitor(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mon.(io.Closer).Close()
+	if err := mon.Observe(1, theta); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestTargetCovSetsTheToyTarget checks that --target-cov replaces the seeded
 // covariance of the toy tasks, keeping mean 3.
 func TestTargetCovSetsTheToyTarget(t *testing.T) {

@@ -108,8 +108,10 @@ func musicTask(o Options, name string, beta float64, trains bool) (*Task, error)
 	if h == 0 {
 		h = 100
 	}
-	cfg := func(k int) gru.Config { return gru.Config{Hidden: h, Chains: k, Dtype: o.Dtype} }
-	dim := gru.Layout{H: h}.Dim()
+	cfg := func(k int) gru.Config {
+		return gru.Config{Hidden: h, Chains: k, Dtype: o.Dtype, InitialState: o.InitialState}
+	}
+	dim := gru.Layout{H: h, InitialState: o.InitialState}.Dim()
 	n := float64(ds.Train.Frames())
 	const lr = 0.001
 	eta := math.Sqrt(lr / n)
