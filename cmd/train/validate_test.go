@@ -87,12 +87,14 @@ func TestValidationChoosesTheEpochItWrites(t *testing.T) {
 		if e, _ := v.Training["validated_epoch"].(float64); int(e) != epoch {
 			t.Errorf("validated/epoch-%d.json names epoch %v", epoch, v.Training["validated_epoch"])
 		}
-		// and each run's metrics, the bars' of the toy's protocol
+		// and each run's metrics, the bars' of the toy's protocol and the hottest chain's temperature
 		runs, _ := v.Training["validation_runs"].(map[string]any)
 		for _, name := range rows[0][1 : len(rows[0])-1] {
 			m, _ := runs[name].(map[string]any)
-			if _, ok := m["kl"].(float64); !ok || len(m) != 2 {
-				t.Errorf("validated/epoch-%d.json: run %s's metrics %v, want kl and ess", epoch, name, m)
+			_, kl := m["kl"].(float64)
+			_, ess := m["ess"].(float64)
+			if _, temp := m["kinetic_temperature_max"].(float64); !kl || !ess || !temp || len(m) != 3 {
+				t.Errorf("validated/epoch-%d.json: run %s's metrics %v, want kl, ess and kinetic_temperature_max", epoch, name, m)
 			}
 		}
 		if same := reflect.DeepEqual(v.Q, s.Q) && reflect.DeepEqual(v.D, s.D); same != (epoch == bestEpoch) {

@@ -116,11 +116,13 @@ type ValidationTarget struct {
 type ValidationResult struct {
 	// Figures are each run's figure (its Metric, or its largest ratio
 	// to the Bars), target by target, each target's
-	// runs in the order of Seeds; +Inf for a run that lost a chain.
+	// runs in the order of Seeds; +Inf for a run that lost a chain (one
+	// diverged, or its momenta ran away: see Validation.run).
 	Figures []float64
 	// Values are each run's metrics after its last step (those of the
-	// Bars, or Metric) by name, in the order of Figures: nil for a run
-	// that lost a chain or whose figure was known.
+	// Bars, or Metric, and the hottest chain's kinetic temperature,
+	// kinetic_temperature_max) by name, in the order of Figures: nil for
+	// a run whose chain diverged or whose figure was known.
 	Values []map[string]float64
 	// Score is the mean of the figures, or the largest with
 	// Validation.Worst: lower is better, +Inf when a run lost a chain.
@@ -153,7 +155,8 @@ func (v *Validation) Describe() string {
 // figureSpec is the part of Describe that says how each run's figure is
 // made: its chains, steps and figure.
 func (v *Validation) figureSpec() string {
-	return fmt.Sprintf("%d chains, %d steps, %s after the last step", v.Chains, v.Steps, v.ScoreName())
+	return fmt.Sprintf("%d chains, %d steps, %s after the last step (+Inf where a chain diverged or its kinetic temperature ends above %v)",
+		v.Chains, v.Steps, v.ScoreName(), samplers.RunawayTemperature)
 }
 
 // SameFigures reports whether the validation that desc describes (a
@@ -238,7 +241,11 @@ func (v *Validation) reduction() string {
 // run is one validation run: the trained sampler with the task's NNSGHMC
 // settings from the task's initial positions, v.Steps steps, its figure
 // and the metrics it is made of after the last. A chain that diverges
-// gives +Inf and no metrics.
+// gives +Inf and no metrics; so does, with the hottest chain's kinetic
+// temperature as its metric, a chain whose kinetic temperature ends above
+// samplers.RunawayTemperature: its momenta ran away, and its draws are
+// nothing like the target's while the ensemble's metrics can look
+// healthy.
 func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, seed uint64) (float64, map[string]float64, error) {
 	if v.Start != nil && (v.Start.Step < 1 || v.Start.Step > v.Steps) {
 		return 0, nil, fmt.Errorf("validation: the start bar's step %d is not among the run's %d steps", v.Start.Step, v.Steps)
@@ -298,13 +305,29 @@ func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, se
 			}
 		}
 	}
+	temps, err := samplers.KineticTemperatures(st.P, v.Chains)
+	if err != nil {
+		return 0, nil, err
+	}
+	hottest := slices.Max(temps)
+	if hottest > samplers.RunawayTemperature {
+		return math.Inf(1), map[string]float64{kineticTemperatureMax: hottest}, nil
+	}
 	figure, values, err := v.end(mon)
-	if err != nil || v.Start == nil {
-		return figure, values, err
+	if err != nil {
+		return 0, nil, err
+	}
+	values[kineticTemperatureMax] = hottest
+	if v.Start == nil {
+		return figure, values, nil
 	}
 	values[v.Start.name()] = start
 	return figure * max(1, v.Start.ratio(start)), values, nil
 }
+
+// kineticTemperatureMax names the hottest chain's kinetic temperature
+// after a validation run's last step among the run's metrics.
+const kineticTemperatureMax = "kinetic_temperature_max"
 
 // metric is the value of the metric name among ms.
 func metric(ms []tasks.Metric, name string) (float64, bool) {

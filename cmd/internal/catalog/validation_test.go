@@ -4,8 +4,10 @@ import (
 	"context"
 	"math"
 	"runtime"
+	"strings"
 	"testing"
 
+	"github.com/metasgmcmc/metasgmcmc/samplers"
 	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 )
 
@@ -41,6 +43,33 @@ func TestValidationRun(t *testing.T) {
 	}
 	if names := v.Names(); len(names) != 4 || names[0] != "calm/seed-1" || names[3] != "wild/seed-2" {
 		t.Errorf("names %q", names)
+	}
+}
+
+// A run whose momenta run away without diverging scores +Inf, with the
+// hottest chain's kinetic temperature as its metric, where its KL alone
+// would give it a figure: on a target stiffer than the sampler's step
+// allows (scale 0.15) the toy sampler's chains are at a kinetic
+// temperature of about 10¹³ after 20 steps, still finite. A calm target
+// keeps its KL, with the temperature beside it.
+func TestValidationRunawayMomentaLoseTheRun(t *testing.T) {
+	tr, err := nnsghmc.Load("../../../experiments/gaussian/sampler.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Validation{Task: "gaussian20", Seeds: []uint64{1}, Chains: 10, Steps: 20, Metric: "kl", Every: 1,
+		Targets: []ValidationTarget{{"stiff", Options{TargetSeed: 11, TargetScale: 0.15}}, {"calm", Options{TargetSeed: 11, TargetScale: 0.6}}}}
+	r := validate(t, tr, v)
+	stiff, calm := r.Values[0], r.Values[1]
+	if !math.IsInf(r.Figures[0], 1) || len(stiff) != 1 || !(stiff[kineticTemperatureMax] > samplers.RunawayTemperature) ||
+		math.IsInf(stiff[kineticTemperatureMax], 0) {
+		t.Errorf("stiff target: figure %v, metrics %v; want +Inf with a finite temperature above %v", r.Figures[0], stiff, samplers.RunawayTemperature)
+	}
+	if f := r.Figures[1]; math.IsInf(f, 0) || calm["kl"] != f || !(calm[kineticTemperatureMax] < samplers.RunawayTemperature) {
+		t.Errorf("calm target: figure %v, metrics %v; want its KL and a temperature below %v", f, calm, samplers.RunawayTemperature)
+	}
+	if !strings.Contains(v.Describe(), "kinetic temperature ends above 100") {
+		t.Errorf("the description %q does not say so", v.Describe())
 	}
 }
 
@@ -113,9 +142,9 @@ func TestValidationBars(t *testing.T) {
 		if b != want || k[i]/0.03 == 50/e[i] {
 			t.Errorf("target %d: figure %v, want max(%v/0.03, 50/%v) = %v", i, b, k[i], e[i], want)
 		}
-		// the metrics the figure is made of come with it
-		if v := r.Values[i]; len(v) != 2 || v["kl"] != k[i] || v["ess"] != e[i] {
-			t.Errorf("target %d: values %v, want kl %v and ess %v", i, v, k[i], e[i])
+		// the metrics the figure is made of come with it, and the hottest chain's temperature
+		if v := r.Values[i]; len(v) != 3 || v["kl"] != k[i] || v["ess"] != e[i] || !(v[kineticTemperatureMax] > 0) {
+			t.Errorf("target %d: values %v, want kl %v, ess %v and %s", i, v, k[i], e[i], kineticTemperatureMax)
 		}
 	}
 	if got, want := bars.ScoreName(), "mean max(kl/0.03, 50/ess)"; got != want {
