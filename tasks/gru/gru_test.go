@@ -304,23 +304,8 @@ func TestInitialState(t *testing.T) {
 		e.Close()
 	}
 	split := music.Split{seq, randomSequence(rng, 9, 0.3), randomSequence(rng, 30, 0.1)}
-	want := make([]float64, len(split)*K)
-	o := newOracleOf(l, K)
-	for n, q := range split {
-		o.logLik(theta, q, want[n*K:(n+1)*K])
-	}
-	sc, err := NewScorer(Config{Hidden: H, Chains: K, Segment: 8, InitialState: true}, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sc.Close()
-	got := make([]float64, len(want))
-	if err := sc.LogLiks(theta, split, got); err != nil {
-		t.Fatal(err)
-	}
-	if e := relErr(got, want); e > 1e-9 {
-		t.Errorf("Scorer's log-likelihoods: error %.3g against the oracle", e)
-	}
+	sc, _ := checkScorer(t, Config{Hidden: H, Chains: K, Segment: 8, InitialState: true}, 2, newOracleOf(l, K), theta, split)
+	sc.Close()
 	// b₀ = 0: the model without the initial state, on its coordinates
 	plain := theta[:Layout{H: H}.Dim()*K]
 	zero := slices.Clone(theta)
@@ -454,6 +439,32 @@ func TestRealJSB(t *testing.T) {
 	}
 }
 
+// checkScorer compares the log-likelihoods of the Scorer of cfg, running
+// batch sequences side by side, with those of the oracle o on split at
+// theta; it returns the Scorer, for the caller to close, and the oracle's
+// log-likelihoods.
+func checkScorer(t *testing.T, cfg Config, batch int, o *oracle, theta []float64, split music.Split) (*Scorer, []float64) {
+	t.Helper()
+	K := cfg.Chains
+	want := make([]float64, len(split)*K)
+	for n, seq := range split {
+		o.logLik(theta, seq, want[n*K:(n+1)*K])
+	}
+	sc, err := NewScorer(cfg, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float64, len(want))
+	if err := sc.LogLiks(theta, split, got); err != nil {
+		sc.Close()
+		t.Fatal(err)
+	}
+	if e := relErr(got, want); e > 1e-9 {
+		t.Errorf("log-likelihoods: error %.3g against the oracle\ngot  %v\nwant %v", e, got, want)
+	}
+	return sc, want
+}
+
 // Scores of a split with more sequences than slots against the oracle's
 // log-likelihoods.
 func TestScore(t *testing.T) {
@@ -464,23 +475,8 @@ func TestScore(t *testing.T) {
 		split = append(split, randomSequence(rng, T, 0.15))
 	}
 	theta := randomTheta(rng, H, K, 0.5)
-	o := newOracle(H, K)
-	want := make([]float64, len(split)*K)
-	for n, seq := range split {
-		o.logLik(theta, seq, want[n*K:(n+1)*K])
-	}
-	sc, err := NewScorer(Config{Hidden: H, Chains: K, Segment: S}, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc, want := checkScorer(t, Config{Hidden: H, Chains: K, Segment: S}, 3, newOracle(H, K), theta, split)
 	defer sc.Close()
-	got := make([]float64, len(want))
-	if err := sc.LogLiks(theta, split, got); err != nil {
-		t.Fatal(err)
-	}
-	if e := relErr(got, want); e > 1e-9 {
-		t.Errorf("log-likelihoods: error %.3g\ngot  %v\nwant %v", e, got, want)
-	}
 	s, err := sc.Score(theta, split)
 	if err != nil {
 		t.Fatal(err)
