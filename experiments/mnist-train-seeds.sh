@@ -6,11 +6,13 @@
 #   bash experiments/mnist-train-seeds.sh SETUP
 # with METASGMCMC_DATA pointing at the data directory.
 #
-# Training: the set-up's train.flags (the authors' settings) with the
-# set-up's defaults where its committed sampler's differ: f_Q starting as
-# SGHMC's constant Q = 1 (--q-start 1), the exponential friction step and
-# the continuation unrolls carrying the momentum over (--fresh-momentum=false);
-# float32 energies; EPOCHS (default 40, train.flags' count) epochs; and
+# Training: the set-up's train.flags (the authors' settings; for nt, with
+# the continuation unrolls at twice the training η) with the set-up's
+# defaults where the flag file's differ (data's: the authors' ways): f_Q
+# starting as SGHMC's constant Q = 1 (--q-start 1), the exponential friction
+# step and the continuation unrolls carrying the momentum over
+# (--fresh-momentum=false); float32 energies; EPOCHS (default train.flags'
+# count: nt 80, data 40) epochs; and
 # the set-up's validation protocol (train --help: NNSGHMC on a 30-30
 # architecture, mnist-valid for nt and mnist-data-valid, digits 5-9, for
 # data, on the training split less its last 10,000 images, scored by those
@@ -34,7 +36,8 @@
 # an earlier sampler.json, from before a training was extended, is moved
 # aside to eval-…-before-DATE), an interrupted training continues from its
 # checkpoint. NT, two at once on two cores: about 95 minutes a training of
-# 40 epochs with its validations, 15-18 minutes a 12,000-step evaluation.
+# 40 epochs with its validations (80: about 3 hours), 15-18 minutes a
+# 12,000-step evaluation.
 # Writes train-seeds.md in
 # the set-up's directory (and into its README.md).
 set -euo pipefail
@@ -62,7 +65,7 @@ data test_nll end 245"
 esac
 runs=${RUNS:-runs/mnist-train-seeds/$setup}
 seeds=${SEEDS:-$default_seeds}
-epochs=${EPOCHS:-40}
+epochs=${EPOCHS:-$(awk '$1 == "--epochs" { print $2 }' "$exp/train.flags")}
 jobs=${JOBS:-$(nproc)}
 evals="15 16"
 tasks=${TASKS:-$(awk '{ print $1 }' <<<"$bars" | uniq)}
