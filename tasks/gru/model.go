@@ -42,8 +42,8 @@ type Config struct {
 	InitialState bool
 }
 
-// layout returns the parameter layout of the configured GRU.
-func (c Config) layout() Layout { return Layout{H: c.Hidden, InitialState: c.InitialState} }
+// Layout returns the parameter layout of the configured GRU.
+func (c Config) Layout() Layout { return Layout{H: c.Hidden, InitialState: c.InitialState} }
 
 // DefaultActivationMemory is the default Config.ActivationMemory: 512 MiB,
 // enough for 5,000 frames at K = 20, H = 200.
@@ -134,7 +134,7 @@ func NewModel(cfg Config) (*Model, error) {
 	if groups == nil {
 		return newModel(cfg)
 	}
-	m := &Model{cfg: cfg, layout: cfg.layout()}
+	m := &Model{cfg: cfg, layout: cfg.Layout()}
 	d := m.Dim()
 	for _, g := range groups {
 		c := cfg
@@ -161,7 +161,7 @@ func newModel(cfg Config) (*Model, error) {
 	}
 	h, k, s := cfg.Hidden, cfg.Chains, cfg.Segment
 	return &Model{
-		cfg: cfg, layout: cfg.layout(), seg: seg,
+		cfg: cfg, layout: cfg.Layout(), seg: seg,
 		kn: newKernel(h, k), acc: newKernel(h, k),
 		x: make([]float64, k*s*Keys), mask: make([]float64, s),
 		adj: make([]float64, k*h), adjL: make([]float64, k),

@@ -65,7 +65,7 @@ func NewScorer(cfg Config, batch int) (*Scorer, error) {
 	if groups == nil {
 		return newScorer(cfg, batch)
 	}
-	sc := &Scorer{cfg: cfg, batch: batch, layout: cfg.layout()}
+	sc := &Scorer{cfg: cfg, batch: batch, layout: cfg.Layout()}
 	for _, g := range groups {
 		c := cfg
 		c.Chains = g.k
@@ -87,7 +87,7 @@ func newScorer(cfg Config, batch int) (*Scorer, error) {
 	}
 	k, s, h := cfg.Chains, cfg.Segment, cfg.Hidden
 	return &Scorer{
-		cfg: cfg, batch: batch, layout: cfg.layout(), seg: seg, kn: newKernel(h, k),
+		cfg: cfg, batch: batch, layout: cfg.Layout(), seg: seg, kn: newKernel(h, k),
 		x: make([]float64, k*s*batch*Keys), mask: make([]float64, s*batch), h: make([]float64, k*batch*h),
 	}, nil
 }

@@ -111,7 +111,7 @@ func musicTask(o Options, name string, beta float64, trains bool) (*Task, error)
 	cfg := func(k int) gru.Config {
 		return gru.Config{Hidden: h, Chains: k, Dtype: o.Dtype, InitialState: o.InitialState}
 	}
-	dim := gru.Layout{H: h, InitialState: o.InitialState}.Dim()
+	dim := cfg(1).Layout().Dim()
 	n := float64(ds.Train.Frames())
 	const lr = 0.001
 	eta := math.Sqrt(lr / n)
