@@ -110,6 +110,7 @@ func run(ctx context.Context, args []string) error {
 	o.target.RegisterFlags(fs)
 	fs.BoolVar(&o.target.Valid, "valid", false, "GRU tasks: also score the validation split, as valid_nll (the paper tunes β on Piano's)")
 	fs.BoolVar(&o.target.InitialState, "initial-state", false, "GRU tasks: learn the state before the first frame, h₀ = tanh(b₀) with H more parameters b₀ (the GRU of Chen et al. 2016), instead of h₀ = 0")
+	fs.BoolVar(&o.target.ResetAfter, "reset-after", false, "GRU tasks: apply the reset gate after the recurrent product, ĥ = tanh(x·W_h + r⊙(h·U_h) + b_h) (the GRU of Chen et al. 2016), instead of tanh(x·W_h + (r⊙h)·U_h + b_h) (Cho et al. 2014)")
 	fs.BoolVar(&o.float32, "float32", false, "evaluate energies in float32")
 	fs.IntVar(&o.patience, "patience", 0, "GRU tasks with --valid: stop once valid_nll has not improved for `N` evaluations in a row (the paper's early stopping; summary.json records the best valid_nll, its step and test_nll there either way); 0: run all --steps")
 	fs.Float64Var(&o.noise, "noise", -1, "standard deviation σ of gradient noise injected into Gaussian tasks (default: the task's)")

@@ -50,6 +50,7 @@ func TestBadInputGivesOneLineAndStatus2(t *testing.T) {
 		{[]string{"-task", "gaussian20", "-valid", "-out", dir}, "--valid is a flag of the GRU tasks; task gaussian20 does not use it"},
 		{[]string{"-task", "gaussian20", "-hidden", "50", "-out", dir}, "--hidden is a flag of the GRU tasks"},
 		{[]string{"-task", "gaussian20", "-initial-state", "-out", dir}, "--initial-state is a flag of the GRU tasks"},
+		{[]string{"-task", "gaussian20", "-reset-after", "-out", dir}, "--reset-after is a flag of the GRU tasks"},
 		{[]string{"-task", "gaussian20", "-download", "-out", dir}, "--download is a flag of the MNIST tasks"},
 		{[]string{"-task", "gaussian20", "-target-cov", cov2, "-out", dir}, "is 2×2; this task's target is 20-D"},
 		{[]string{"-task", "gaussian20", "-target-cov", filepath.Join(dir, "none"), "-out", dir}, "cannot read the covariance"},

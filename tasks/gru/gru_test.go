@@ -61,10 +61,16 @@ func oracleEnergy(h, k, n int, theta []float64, seq music.Sequence) (u, grad []f
 
 // oracleEnergyOf is oracleEnergy for a GRU laid out as l.
 func oracleEnergyOf(l Layout, k, n int, theta []float64, seq music.Sequence) (u, grad []float64) {
+	return oracleEnergyFor(Config{Hidden: l.H, Chains: k, InitialState: l.InitialState}, n, theta, seq)
+}
+
+// oracleEnergyFor is oracleEnergy for cfg's GRU.
+func oracleEnergyFor(cfg Config, n int, theta []float64, seq music.Sequence) (u, grad []float64) {
+	k := cfg.Chains
 	scale := float64(n) / float64(seq.T)
 	u = make([]float64, k)
 	grad = make([]float64, len(theta))
-	newOracleOf(l, k).nllGrad(theta, seq, scale, u, grad)
+	newOracleFor(cfg).nllGrad(theta, seq, scale, u, grad)
 	pu, pg := make([]float64, k), make([]float64, len(theta))
 	Prior(theta, k, pu, pg)
 	for c := range u {
@@ -326,6 +332,53 @@ func TestInitialState(t *testing.T) {
 	nll1, g1 := run(Config{Hidden: H, Chains: K, Segment: 8, InitialState: true}, zero)
 	if !slices.Equal(nll0, nll1) || !slices.Equal(g0, g1[:len(g0)]) {
 		t.Error("with b₀ = 0 the model differs from the one without an initial state")
+	}
+}
+
+// The GRU with the reset gate after the recurrent product (Config.ResetAfter),
+// with and without the initial state: energy and gradient against the
+// oracle (segments shorter and longer than the sequence, and no
+// activations kept), finite differences across segment boundaries, the
+// Scorer against the oracle; and a GRU other than the one without it.
+func TestResetAfter(t *testing.T) {
+	const H, K, T = 4, 3, 45
+	rng := rand.New(rand.NewPCG(41, 42))
+	seq := randomSequence(rng, T, 0.2)
+	train := music.Split{randomSequence(rng, 12, 0.2), seq}
+	split := music.Split{seq, randomSequence(rng, 9, 0.3), randomSequence(rng, 30, 0.1)}
+	for _, initial := range []bool{false, true} {
+		cfg := Config{Hidden: H, Chains: K, InitialState: initial, ResetAfter: true}
+		theta := randomThetaOf(rng, cfg.Layout(), K, 0.7)
+		wantU, wantGrad := oracleEnergyFor(cfg, train.Frames(), theta, seq)
+		before := cfg
+		before.ResetAfter = false
+		if u, _ := oracleEnergyFor(before, train.Frames(), theta, seq); relErr(u, wantU) < 1e-3 {
+			t.Fatalf("initial state %v: the oracle's energies %v with the reset after the product, %v before: too close to tell them apart", initial, wantU, u)
+		}
+		for _, c := range []struct {
+			s   int
+			mem int64
+		}{{7, 0}, {64, 0}, {16, -1}} {
+			cfg.Segment, cfg.ActivationMemory = c.s, c.mem
+			e, err := NewEnergy(train, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := samplers.NewEval(e.Dim(), K)
+			if err := e.SequenceEnergy(theta, seq, ev); err != nil {
+				t.Fatal(err)
+			}
+			if eu, eg := relErr(ev.U, wantU), relErr(ev.Grad, wantGrad); eu > 1e-9 || eg > 1e-9 {
+				t.Errorf("initial state %v, S=%d memory %d: U error %.3g, gradient error %.3g against the oracle", initial, c.s, c.mem, eu, eg)
+			}
+			if c.s == 7 {
+				checkFD(t, e, theta, seq, 1e-5, 300, 1e-6)
+			}
+			e.Close()
+		}
+		cfg.Segment, cfg.ActivationMemory = 8, 0
+		sc, _ := checkScorer(t, cfg, 2, newOracleFor(cfg), theta, split)
+		sc.Close()
 	}
 }
 

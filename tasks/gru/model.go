@@ -40,6 +40,11 @@ type Config struct {
 	// parameters b₀ with h_0 = tanh(b₀) (Layout.InitialState), as in the
 	// GRU of Chen et al. 2016, where without it h_0 = 0.
 	InitialState bool
+	// ResetAfter applies the reset gate after the recurrent product,
+	// ĥ = tanh(x_t·W_h + r⊙(h·U_h) + b_h), as in the GRU of Chen et al.
+	// 2016 (and cuDNN's), where without it ĥ = tanh(x_t·W_h + (r⊙h)·U_h +
+	// b_h) (Cho et al. 2014). The parameters are the same.
+	ResetAfter bool
 }
 
 // Layout returns the parameter layout of the configured GRU.
@@ -84,7 +89,7 @@ func (c Config) withDefaults() (Config, error) {
 //
 //	z  = σ(x_t·W_z + h·U_z + b_z)
 //	r  = σ(x_t·W_r + h·U_r + b_r)
-//	ĥ  = tanh(x_t·W_h + (r⊙h)·U_h + b_h)
+//	ĥ  = tanh(x_t·W_h + (r⊙h)·U_h + b_h)    (Config.ResetAfter: r⊙(h·U_h))
 //	h' = (1−z)⊙h + z⊙ĥ
 //
 // The gradient runs the segments forward keeping the state entering each
@@ -155,7 +160,7 @@ func NewModel(cfg Config) (*Model, error) {
 
 // newModel builds one Model evaluating all of cfg's chains in one graph.
 func newModel(cfg Config) (*Model, error) {
-	seg, err := newSegment(cfg.Hidden, cfg.Chains, cfg.Segment, 1, cfg.Dtype, true)
+	seg, err := newSegment(cfg, 1, true)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 // nodes whose ops hash alike.
 func TestOpHashesDistinguishParameters(t *testing.T) {
 	err := graphtest.CheckOpHashes(func() []G.Op {
-		return []G.Op{newBernoulliOp(false), newBernoulliOp(true), newForwardOp(), newStatesOp(), newBackOp()}
+		return []G.Op{newBernoulliOp(false), newBernoulliOp(true), newForwardOp(false), newForwardOp(true), newStatesOp(), newBackOp(false), newBackOp(true)}
 	})
 	if err != nil {
 		t.Error(err)

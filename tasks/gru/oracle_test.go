@@ -19,11 +19,13 @@ import (
 type oracleChain struct {
 	l                     Layout
 	h                     int
+	resetAfter            bool      // Config.ResetAfter
 	wx, u, b, wo, bo, b0  []float64 // 88×3H, H×3H, 3H, H×88, 88, H (with l.InitialState)
 	dwx, du, db, dwo, dbo []float64
 	db0                   []float64
-	// per step activations, T rows each
-	p, hprev, z, r, hh, rh, logits, dA, dout []float64
+	// per step activations, T rows each; rh holds r⊙h, or h·U_h with
+	// resetAfter, and then e holds dA_h⊙r
+	p, hprev, z, r, hh, rh, e, logits, dA, dout []float64
 }
 
 func newOracleChain(l Layout) *oracleChain {
@@ -98,7 +100,7 @@ func (c *oracleChain) forward(x []float64, T int) float64 {
 	H := c.h
 	H3 := 3 * H
 	c.p = grow(c.p, T*H3)
-	for _, q := range []*[]float64{&c.hprev, &c.z, &c.r, &c.hh, &c.rh} {
+	for _, q := range []*[]float64{&c.hprev, &c.z, &c.r, &c.hh, &c.rh, &c.e} {
 		*q = grow(*q, T*H)
 	}
 	c.logits = grow(c.logits, T*Keys)
@@ -123,7 +125,14 @@ func (c *oracleChain) forward(x []float64, T int) float64 {
 			r[i] = sigmoid(a[H+i])
 			rh[i] = r[i] * h[i]
 		}
-		blas64.Gemv(blas.Trans, 1, uh, vec(rh), 1, vec(a[2*H:])) // a_h += (r⊙h)ᵀU_h
+		if c.resetAfter {
+			blas64.Gemv(blas.Trans, 1, uh, vec(h), 0, vec(rh)) // rh = hᵀU_h
+			for i := 0; i < H; i++ {
+				a[2*H+i] += r[i] * rh[i]
+			}
+		} else {
+			blas64.Gemv(blas.Trans, 1, uh, vec(rh), 1, vec(a[2*H:])) // a_h += (r⊙h)ᵀU_h
+		}
 		hh := c.hh[t*H : (t+1)*H]
 		for i := 0; i < H; i++ {
 			hh[i] = math.Tanh(a[2*H+i])
@@ -177,10 +186,19 @@ func (c *oracleChain) backward(x []float64, T int) {
 			da[i] = dh[i] * (hh[i] - hp[i]) * z[i] * (1 - z[i]) // d a_z
 			da[2*H+i] = dh[i] * z[i] * (1 - hh[i]*hh[i])        // d a_h
 		}
-		blas64.Gemv(blas.NoTrans, 1, uh, vec(da[2*H:]), 0, vec(drh)) // d(r⊙h) = U_h·da_h
-		for i := 0; i < H; i++ {
-			dprev[i] += drh[i] * r[i]
-			da[H+i] = drh[i] * hp[i] * r[i] * (1 - r[i]) // d a_r
+		if c.resetAfter {
+			q, e := c.rh[t*H:(t+1)*H], c.e[t*H:(t+1)*H]
+			for i := 0; i < H; i++ {
+				e[i] = da[2*H+i] * r[i]                        // d(h·U_h)
+				da[H+i] = da[2*H+i] * q[i] * r[i] * (1 - r[i]) // d a_r
+			}
+			blas64.Gemv(blas.NoTrans, 1, uh, vec(e), 1, vec(dprev)) // += U_h·e
+		} else {
+			blas64.Gemv(blas.NoTrans, 1, uh, vec(da[2*H:]), 0, vec(drh)) // d(r⊙h) = U_h·da_h
+			for i := 0; i < H; i++ {
+				dprev[i] += drh[i] * r[i]
+				da[H+i] = drh[i] * hp[i] * r[i] * (1 - r[i]) // d a_r
+			}
 		}
 		blas64.Gemv(blas.NoTrans, 1, uzr, vec(da[:2*H]), 1, vec(dprev)) // += U_zr·da_zr
 		for i := 0; i < H; i++ {
@@ -194,7 +212,11 @@ func (c *oracleChain) backward(x []float64, T int) {
 	}
 	// weight gradients from the stacked pre-activation adjoints
 	blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(T, H, H, c.hprev), gen(T, 2*H, H3, c.dA), 0, gen(H, 2*H, H3, c.du))
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(T, H, H, c.rh), gen(T, H, H3, c.dA[2*H:]), 0, gen(H, H, H3, c.du[2*H:]))
+	if c.resetAfter {
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(T, H, H, c.hprev), gen(T, H, H, c.e), 0, gen(H, H, H3, c.du[2*H:]))
+	} else {
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(T, H, H, c.rh), gen(T, H, H3, c.dA[2*H:]), 0, gen(H, H, H3, c.du[2*H:]))
+	}
 	blas64.Gemm(blas.Trans, blas.NoTrans, 1, gen(T, Keys, Keys, x), gen(T, H3, H3, c.dA), 0, gen(Keys, H3, H3, c.dwx))
 	clear(c.db)
 	for t := 0; t < T; t++ {
@@ -214,7 +236,17 @@ type oracle struct {
 func newOracle(h, k int) *oracle { return newOracleOf(Layout{H: h}, k) }
 
 // newOracleOf is an oracle of the GRU with layout l.
-func newOracleOf(l Layout, k int) *oracle { return &oracle{h: l.H, k: k, c: newOracleChain(l)} }
+func newOracleOf(l Layout, k int) *oracle {
+	return newOracleFor(Config{Hidden: l.H, Chains: k, InitialState: l.InitialState})
+}
+
+// newOracleFor is an oracle of cfg's GRU (Hidden, Chains, InitialState,
+// ResetAfter).
+func newOracleFor(cfg Config) *oracle {
+	c := newOracleChain(cfg.Layout())
+	c.resetAfter = cfg.ResetAfter
+	return &oracle{h: cfg.Hidden, k: cfg.Chains, c: c}
+}
 
 // logLik writes log p(seq | θ_k) into ll.
 func (o *oracle) logLik(theta []float64, seq music.Sequence, ll []float64) {

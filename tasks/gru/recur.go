@@ -25,10 +25,25 @@ import (
 // U_z, U_r, U_h (K, H, H) and the state entering the segment (K, B, H).
 // Output (K, 3·S·B + B, H): the activations z, r and ĥ of all steps (S·B
 // rows each), then the state after the segment (B rows). Each step's
-// recurrent products are chainProducts of one chain.
-type forwardOp struct{ graph.OpBase }
+// recurrent products are chainProducts of one chain. With resetAfter the
+// reset gate applies after the recurrent product (Config.ResetAfter).
+type forwardOp struct {
+	graph.OpBase
+	resetAfter bool
+}
 
-func newForwardOp() forwardOp { return forwardOp{graph.NewOpBase(opNamespace, "Forward", 7)} }
+func newForwardOp(resetAfter bool) forwardOp {
+	return forwardOp{graph.NewOpBase(opNamespace, opName("Forward", resetAfter), 7), resetAfter}
+}
+
+// opName is the name of a recurrence op: name, or name and "ResetAfter"
+// (which the op's hash then includes).
+func opName(name string, resetAfter bool) string {
+	if resetAfter {
+		return name + "ResetAfter"
+	}
+	return name
+}
 
 // Inputs of forwardOp: the projections (+ gate), the recurrent weights (+
 // gate), the state.
@@ -70,9 +85,19 @@ func (op statesOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error
 //	dA_z = g⊙(ĥ − h)⊙z(1−z)     dA_h = g⊙z⊙(1−ĥ²)
 //	d(r⊙h) = U_h·dA_h           dA_r = d(r⊙h)⊙h⊙r(1−r)
 //	dh = g⊙(1−z) + d(r⊙h)⊙r + U_z·dA_z + U_r·dA_r + dHp_t
-type backOp struct{ graph.OpBase }
+//
+// With resetAfter (ĥ = tanh(p_h + r⊙(h·U_h))), q = h·U_h recomputed:
+//
+//	dA_r = dA_h⊙q⊙r(1−r)
+//	dh = g⊙(1−z) + U_h·(dA_h⊙r) + U_z·dA_z + U_r·dA_r + dHp_t
+type backOp struct {
+	graph.OpBase
+	resetAfter bool
+}
 
-func newBackOp() backOp { return backOp{graph.NewOpBase(opNamespace, "Backward", 9)} }
+func newBackOp(resetAfter bool) backOp {
+	return backOp{graph.NewOpBase(opNamespace, opName("Backward", resetAfter), 9), resetAfter}
+}
 
 // Inputs of backOp.
 const (
@@ -227,7 +252,9 @@ func recurDo(op G.Op, prealloc G.Value, vals []G.Value, f64 func(in [][]float64,
 
 // UsePreallocDo computes the op into prealloc where graph.Output allows.
 func (op forwardOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	return recurDo(op, prealloc, vals, forward[float64], forward[float32])
+	return recurDo(op, prealloc, vals,
+		func(in [][]float64, s []tensor.Shape, out []float64) { forward(in, s, out, op.resetAfter) },
+		func(in [][]float32, s []tensor.Shape, out []float32) { forward(in, s, out, op.resetAfter) })
 }
 
 // UsePreallocDo computes the op into prealloc where graph.Output allows.
@@ -237,24 +264,33 @@ func (op statesOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, er
 
 // UsePreallocDo computes the op into prealloc where graph.Output allows.
 func (op backOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
-	return recurDo(op, prealloc, vals, backward[float64], backward[float32])
+	return recurDo(op, prealloc, vals,
+		func(in [][]float64, s []tensor.Shape, out []float64) { backward(in, s, out, op.resetAfter) },
+		func(in [][]float32, s []tensor.Shape, out []float32) { backward(in, s, out, op.resetAfter) })
 }
 
 // forward computes forwardOp's output out from its inputs in.
-func forward[T float32 | float64](in [][]T, s []tensor.Shape, out []T) {
+func forward[T float32 | float64](in [][]T, s []tensor.Shape, out []T, resetAfter bool) {
 	k, rows, h, b := s[0][0], s[0][1], s[0][2], s[fwdH][1]
 	stack := rows * h
 	cur := make([]T, b*h) // the state
-	rh := make([]T, b*h)
+	rh := make([]T, b*h)  // r⊙h, or h·U_h with resetAfter
 	for c := 0; c < k; c++ {
 		o := out[c*(nGates*rows+b)*h : (c+1)*(nGates*rows+b)*h]
 		u := func(gt int) []T { return in[fwdU+gt][c*h*h : (c+1)*h*h] }
 		copy(cur, in[fwdH][c*b*h:(c+1)*b*h])
-		// a = p + x·U into the rows of step t of gate gt, then act(a).
+		// a = p + x·U into the rows of step t of gate gt (x nil: a = p +
+		// rh, rh the products already made), then act(a).
 		gate := func(gt, t int, x []T) []T {
 			blk := o[gt*stack+t*b*h : gt*stack+(t+1)*b*h]
 			copy(blk, in[fwdP+gt][c*stack+t*b*h:])
-			chainProducts(blas.NoTrans, 1, b, h, h, x, u(gt), 1, blk)
+			if x != nil {
+				chainProducts(blas.NoTrans, 1, b, h, h, x, u(gt), 1, blk)
+			} else {
+				for i, v := range rh {
+					blk[i] += v
+				}
+			}
 			if gt == gateH {
 				for i, v := range blk {
 					blk[i] = T(math.Tanh(float64(v)))
@@ -269,10 +305,19 @@ func forward[T float32 | float64](in [][]T, s []tensor.Shape, out []T) {
 		for t := 0; t < rows/b; t++ {
 			z := gate(gateZ, t, cur)
 			r := gate(gateR, t, cur)
-			for i, v := range cur {
-				rh[i] = r[i] * v
+			var hh []T
+			if resetAfter {
+				chainProducts(blas.NoTrans, 1, b, h, h, cur, u(gateH), 0, rh)
+				for i, v := range rh {
+					rh[i] = r[i] * v
+				}
+				hh = gate(gateH, t, nil)
+			} else {
+				for i, v := range cur {
+					rh[i] = r[i] * v
+				}
+				hh = gate(gateH, t, rh)
 			}
-			hh := gate(gateH, t, rh)
 			for i, v := range cur {
 				cur[i] = v + z[i]*(hh[i]-v)
 			}
@@ -299,11 +344,12 @@ func states[T float32 | float64](in [][]T, s []tensor.Shape, out []T) {
 }
 
 // backward computes backOp's output out from its inputs in.
-func backward[T float32 | float64](in [][]T, s []tensor.Shape, out []T) {
+func backward[T float32 | float64](in [][]T, s []tensor.Shape, out []T, resetAfter bool) {
 	k, rows, h, b := s[0][0], s[0][1], s[0][2], s[backAdjH][1]
 	g := make([]T, b*h) // adjoint of the state leaving the step
 	drh := make([]T, h)
 	dh := make([]T, h)
+	q, e := make([]T, h), make([]T, h) // with resetAfter: h·U_h and dA_h⊙r
 	stack := rows * h
 	for c := 0; c < k; c++ {
 		part := func(i int) []T { return in[i][c*stack : (c+1)*stack] }
@@ -322,11 +368,24 @@ func backward[T float32 | float64](in [][]T, s []tensor.Shape, out []T) {
 				daz[i] = gi * (hhi - hp[at+i]) * zi * (1 - zi)
 				dah[i] = gi * zi * (1 - hhi*hhi)
 			}
-			gemv(blas.NoTrans, h, h, uh, dah, 0, drh)
-			for i, gi := range gr {
-				ri, hi := r[at+i], hp[at+i]
-				dar[i] = drh[i] * hi * ri * (1 - ri)
-				dh[i] = gi*(1-z[at+i]) + drh[i]*ri + dHp[at+i]
+			if resetAfter {
+				gemv(blas.Trans, h, h, uh, hp[at:at+h], 0, q)
+				for i, v := range dah {
+					ri := r[at+i]
+					e[i] = v * ri
+					dar[i] = v * q[i] * ri * (1 - ri)
+				}
+				gemv(blas.NoTrans, h, h, uh, e, 0, drh)
+				for i, gi := range gr {
+					dh[i] = gi*(1-z[at+i]) + drh[i] + dHp[at+i]
+				}
+			} else {
+				gemv(blas.NoTrans, h, h, uh, dah, 0, drh)
+				for i, gi := range gr {
+					ri, hi := r[at+i], hp[at+i]
+					dar[i] = drh[i] * hi * ri * (1 - ri)
+					dh[i] = gi*(1-z[at+i]) + drh[i]*ri + dHp[at+i]
+				}
 			}
 			gemv(blas.NoTrans, h, h, uz, daz, 1, dh)
 			gemv(blas.NoTrans, h, h, ur, dar, 1, dh)

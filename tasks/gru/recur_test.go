@@ -14,8 +14,9 @@ import (
 // sequences, from the pre-activation inputs p (per gate, (K, S·B, H)), the
 // recurrent weights u (per gate, (K, H, H)) and the state h0 (K, B, H). It
 // returns the activations (per gate, stacked like p), the states entering
-// the steps (stacked) and the state after the last.
-func tinyGRU(k, s, b, h int, p, u [nGates][]float64, h0 []float64) (y [nGates][]float64, hp, hOut []float64) {
+// the steps (stacked) and the state after the last. With resetAfter the
+// candidate is tanh(p_h + r⊙(h·U_h)), else tanh(p_h + (r⊙h)·U_h).
+func tinyGRU(k, s, b, h int, p, u [nGates][]float64, h0 []float64, resetAfter bool) (y [nGates][]float64, hp, hOut []float64) {
 	for g := range y {
 		y[g] = make([]float64, k*s*b*h)
 	}
@@ -27,13 +28,14 @@ func tinyGRU(k, s, b, h int, p, u [nGates][]float64, h0 []float64) (y [nGates][]
 				row := (c*s*b + t*b + r) * h
 				cur := hOut[(c*b+r)*h : (c*b+r+1)*h]
 				copy(hp[row:row+h], cur)
-				pre := func(g int, x []float64, j int) float64 {
-					a := p[g][row+j]
+				prod := func(g int, x []float64, j int) float64 { // (x·U_g)_j
+					a := 0.0
 					for i, v := range x {
 						a += v * u[g][(c*h+i)*h+j]
 					}
 					return a
 				}
+				pre := func(g int, x []float64, j int) float64 { return p[g][row+j] + prod(g, x, j) }
 				rh := make([]float64, h)
 				for j := 0; j < h; j++ {
 					y[gateZ][row+j] = sigm(pre(gateZ, cur, j))
@@ -41,7 +43,11 @@ func tinyGRU(k, s, b, h int, p, u [nGates][]float64, h0 []float64) (y [nGates][]
 					rh[j] = y[gateR][row+j] * cur[j]
 				}
 				for j := 0; j < h; j++ {
-					y[gateH][row+j] = math.Tanh(pre(gateH, rh, j))
+					if resetAfter {
+						y[gateH][row+j] = math.Tanh(p[gateH][row+j] + y[gateR][row+j]*prod(gateH, cur, j))
+					} else {
+						y[gateH][row+j] = math.Tanh(pre(gateH, rh, j))
+					}
 				}
 				for j := 0; j < h; j++ {
 					cur[j] += y[gateZ][row+j] * (y[gateH][row+j] - cur[j])
@@ -57,8 +63,15 @@ func tinyGRU(k, s, b, h int, p, u [nGates][]float64, h0 []float64) (y [nGates][]
 // the pre-activations and of the entering state are the derivatives of
 // F = ⟨dHp, states entering the steps⟩ + ⟨adjH, state after the segment⟩
 // by central differences (the pre-activation inputs enter the
-// pre-activations additively), with several chains and sequences, in float64.
+// pre-activations additively), with several chains and sequences, in float64;
+// for both placements of the reset gate.
 func TestRecurrenceOps(t *testing.T) {
+	for _, resetAfter := range []bool{false, true} {
+		t.Run(map[bool]string{false: "reset-before", true: "reset-after"}[resetAfter], func(t *testing.T) { checkRecurrenceOps(t, resetAfter) })
+	}
+}
+
+func checkRecurrenceOps(t *testing.T, resetAfter bool) {
 	const k, s, b, h = 2, 3, 2, 4
 	sin := func(n, seed int, scale float64) []float64 {
 		x := make([]float64, n)
@@ -73,7 +86,7 @@ func TestRecurrenceOps(t *testing.T) {
 	}
 	h0, dHp, adjH := sin(k*b*h, 20, 0.9), sin(k*s*b*h, 21, 1), sin(k*b*h, 22, 1)
 	f := func() (float64, error) {
-		_, hp, hOut := tinyGRU(k, s, b, h, p, u, h0)
+		_, hp, hOut := tinyGRU(k, s, b, h, p, u, h0, resetAfter)
 		v := 0.0
 		for i := range hp {
 			v += dHp[i] * hp[i]
@@ -83,7 +96,7 @@ func TestRecurrenceOps(t *testing.T) {
 		}
 		return v, nil
 	}
-	y, hp, hOut := tinyGRU(k, s, b, h, p, u, h0)
+	y, hp, hOut := tinyGRU(k, s, b, h, p, u, h0, resetAfter)
 
 	g := G.NewGraph()
 	input := func(name string, data []float64, shape ...int) *G.Node {
@@ -103,9 +116,9 @@ func TestRecurrenceOps(t *testing.T) {
 	for gt := range p {
 		fwIn = append(fwIn, input(paramNames[kB+gt]+"p", p[gt], k, s*b, h))
 	}
-	fwd := G.Must(G.ApplyOp(newForwardOp(), append(append(fwIn, in[backU:]...), hIn)...))
+	fwd := G.Must(G.ApplyOp(newForwardOp(resetAfter), append(append(fwIn, in[backU:]...), hIn)...))
 	states := G.Must(G.ApplyOp(newStatesOp(), hIn, in[backY+gateZ], in[backY+gateH]))
-	back := G.Must(G.ApplyOp(newBackOp(), in...))
+	back := G.Must(G.ApplyOp(newBackOp(resetAfter), in...))
 	prog, err := graph.Compile(fwd, states, back)
 	if err != nil {
 		t.Fatal(err)

@@ -81,7 +81,7 @@ func NewScorer(cfg Config, batch int) (*Scorer, error) {
 
 // newScorer builds one Scorer for all of cfg's chains in one graph.
 func newScorer(cfg Config, batch int) (*Scorer, error) {
-	seg, err := newSegment(cfg.Hidden, cfg.Chains, cfg.Segment, batch, cfg.Dtype, false)
+	seg, err := newSegment(cfg, batch, false)
 	if err != nil {
 		return nil, err
 	}

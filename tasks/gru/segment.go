@@ -50,6 +50,7 @@ import (
 type segment struct {
 	h, k, s, b int
 	dt         graph.Dtype
+	resetAfter bool // Config.ResetAfter
 
 	fw, bw       *half           // the forward and the backward graph (nil without gradients)
 	hOut         *G.Node         // forward recurrence
@@ -101,13 +102,15 @@ func (sg *segment) halves() []*half {
 	return []*half{sg.fw, sg.bw}
 }
 
-// newSegment builds and compiles the segment graph; the vjp program only
-// when grad is set.
-func newSegment(h, k, s, b int, dt graph.Dtype, grad bool) (*segment, error) {
+// newSegment builds and compiles the segment graph of cfg's GRU (Hidden,
+// Chains, Segment, Dtype, ResetAfter) for b sequences side by side; the vjp
+// program only when grad is set.
+func newSegment(cfg Config, b int, grad bool) (*segment, error) {
+	h, k, s := cfg.Hidden, cfg.Chains, cfg.Segment
 	if h < 1 || k < 1 || s < 1 || b < 1 {
 		return nil, fmt.Errorf("gru: segment of %d steps, %d chains, %d sequences, %d hidden units", s, k, b, h)
 	}
-	sg := &segment{h: h, k: k, s: s, b: b, dt: dt}
+	sg := &segment{h: h, k: k, s: s, b: b, dt: cfg.Dtype, resetAfter: cfg.ResetAfter}
 	if err := sg.build(grad); err != nil {
 		return nil, err
 	}
@@ -167,7 +170,7 @@ func (sg *segment) build(grad bool) (err error) {
 	fh := sg.newHalf(true)
 	sg.fw = fh
 	in := append(append(G.Nodes{}, fh.proj[:]...), fh.params[kU:kU+nGates]...)
-	sg.rOut, sg.hOut = sg.unpack(must(G.ApplyOp(newForwardOp(), append(in, fh.hIn)...)))
+	sg.rOut, sg.hOut = sg.unpack(must(G.ApplyOp(newForwardOp(sg.resetAfter), append(in, fh.hIn)...)))
 	sg.loss = sg.nll(fh, stepStates(fh, sg.rOut))
 	if !grad {
 		return nil
@@ -191,21 +194,24 @@ func (sg *segment) build(grad bool) (err error) {
 		return err
 	}
 	in = append(G.Nodes{adj[0], sg.adjH, hp}, sg.rIn[:]...)
-	dAs, dhIn := sg.unpack(must(G.ApplyOp(newBackOp(), append(in, bw.params[kU:kU+nGates]...)...)))
+	dAs, dhIn := sg.unpack(must(G.ApplyOp(newBackOp(sg.resetAfter), append(in, bw.params[kU:kU+nGates]...)...)))
 	// Stacked pre-activation adjoints dA_g (K, S·B, H) give the gate
 	// weights' adjoints: dWx_g = Xᵀ·dA_g, db_g = Σ_t dA_g, dU_g = Hᵀ·dA_g with
-	// H the states entering the steps (for z and r) or r⊙h (for ĥ).
+	// H the states entering the steps (for z and r) or r⊙h (for ĥ); with
+	// resetAfter dU_h = Hᵀ·(dA_h⊙r).
 	sg.grads = make(G.Nodes, kParts)
-	rhs := must(G.HadamardProd(sg.rIn[gateR], hp))
 	for gt := 0; gt < nGates; gt++ {
 		dA := dAs[gt]
 		sg.grads[kWx+gt] = must(G.BatchedMatMul(bw.x, dA, true, false))
 		sg.grads[kB+gt] = must(G.Sum(dA, 1))
-		in := hp
-		if gt == gateH {
-			in = rhs
+		in, out := hp, dA
+		switch {
+		case gt == gateH && sg.resetAfter:
+			out = must(G.HadamardProd(dA, sg.rIn[gateR]))
+		case gt == gateH:
+			in = must(G.HadamardProd(sg.rIn[gateR], hp))
 		}
-		sg.grads[kU+gt] = must(G.BatchedMatMul(in, dA, true, false))
+		sg.grads[kU+gt] = must(G.BatchedMatMul(in, out, true, false))
 	}
 	sg.dhIn = dhIn
 	sg.grads[kWo], sg.grads[kBo] = adj[1], adj[2]

@@ -182,7 +182,10 @@ type Options struct {
 	// InitialState, for the GRU tasks, learns the state before the first
 	// frame, h_0 = tanh(b₀) with H more parameters (gru.Config.InitialState).
 	InitialState bool
-	Dtype        graph.Dtype
+	// ResetAfter, for the GRU tasks, applies the reset gate after the
+	// recurrent product, r⊙(h·U_h) (gru.Config.ResetAfter).
+	ResetAfter bool
+	Dtype      graph.Dtype
 	// Download, for the MNIST tasks, fetches missing data files from
 	// their canonical location first (verified by sha256).
 	Download bool
@@ -265,6 +268,7 @@ var optionFlags = []struct {
 	{"hidden", "GRU", isGRU},
 	{"valid", "GRU", isGRU},
 	{"initial-state", "GRU", isGRU},
+	{"reset-after", "GRU", isGRU},
 	{"download", "MNIST", func(task string) bool { return strings.HasPrefix(task, "mnist-") }},
 	{"target-cov", "toy Gaussian (gaussian10, gaussian20)", isToy},
 	{"target-seed", "toy Gaussian (gaussian10, gaussian20)", isToy},
@@ -276,7 +280,7 @@ func isToy(task string) bool { return task == "gaussian10" || task == "gaussian2
 func isGRU(task string) bool { return strings.HasSuffix(task, "-gru") }
 
 // OptionFlagsMatch refuses a flag of Options (--hidden, --valid,
-// --initial-state, --download, --target-cov, --target-seed, --target-scale) set for a task
+// --initial-state, --reset-after, --download, --target-cov, --target-seed, --target-scale) set for a task
 // that does not read it, which would otherwise
 // be silently ignored; set reports whether the command line set a flag.
 func OptionFlagsMatch(task string, set func(flag string) bool) error {

@@ -193,6 +193,35 @@ func TestGRUInitialState(t *testing.T) {
 	}
 }
 
+// TestGRUResetAfter checks that --reset-after reaches the GRU tasks' energy:
+// the same parameters, another energy.
+func TestGRUResetAfter(t *testing.T) {
+	haveData(t, "music/JSB_Chorales.mat")
+	const h, k = 3, 2
+	energy := func(resetAfter bool) (int, []float64) {
+		o := DefaultOptions
+		o.Hidden, o.ResetAfter = h, resetAfter
+		task, err := New("jsb-gru", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		target, err := task.NewTarget(k, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := samplers.NewEval(task.Dim, k)
+		if err := target.Evaluate(rand.New(rand.NewPCG(2, 2)), task.Init(rand.New(rand.NewPCG(1, 1)), k), ev); err != nil {
+			t.Fatal(err)
+		}
+		return task.Dim, ev.U
+	}
+	d0, u0 := energy(false)
+	d1, u1 := energy(true)
+	if d0 != d1 || slices.Equal(u0, u1) {
+		t.Errorf("D = %d and %d, energies %v and %v: want the same D and other energies", d0, d1, u0, u1)
+	}
+}
+
 // TestTargetCovSetsTheToyTarget checks that --target-cov replaces the seeded
 // covariance of the toy tasks, keeping mean 3.
 func TestTargetCovSetsTheToyTarget(t *testing.T) {

@@ -109,7 +109,7 @@ func musicTask(o Options, name string, beta float64, trains bool) (*Task, error)
 		h = 100
 	}
 	cfg := func(k int) gru.Config {
-		return gru.Config{Hidden: h, Chains: k, Dtype: o.Dtype, InitialState: o.InitialState}
+		return gru.Config{Hidden: h, Chains: k, Dtype: o.Dtype, InitialState: o.InitialState, ResetAfter: o.ResetAfter}
 	}
 	dim := cfg(1).Layout().Dim()
 	n := float64(ds.Train.Frames())

@@ -14,7 +14,7 @@ import (
 
 // boolFlags are sample's flags that take no value: on a sweep line, the
 // word after any other flag is its value (unless it starts with --).
-var boolFlags = map[string]bool{"float32": true, "valid": true, "initial-state": true, "quiet": true, "force": true, "tune-step": true, "download": true}
+var boolFlags = map[string]bool{"float32": true, "valid": true, "initial-state": true, "reset-after": true, "quiet": true, "force": true, "tune-step": true, "download": true}
 
 // Flags returns the flags that args set, with those of the flag files they
 // name (--flagfile FILE) as sample reads them: a flag on the command line
@@ -108,6 +108,7 @@ func (ts *Tasks) Settings(args []string) (Settings, error) {
 	o.TargetCov = flags["target-cov"]
 	o.Valid = flags["valid"] == "true"
 	o.InitialState = flags["initial-state"] == "true"
+	o.ResetAfter = flags["reset-after"] == "true"
 	if flags["float32"] == "true" {
 		o.Dtype = graph.Float32
 	}
