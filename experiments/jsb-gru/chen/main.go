@@ -7,8 +7,10 @@
 // test split, one chain: with our gru.Scorer (our GRU, h_0 = 0), and with a
 // forward pass written here that checks the scorer and then adds his learned
 // initial state h_0 = tanh(b_0) and his placement of the reset gate,
-// tanh(x·W_h + b_h + r⊙(h·U_h)) where ours has tanh(x·W_h + b_h + (r⊙h)·U_h).
-// Each line gives the NLL per frame and per frame position t = 1…5, t ≥ 6.
+// tanh(x·W_h + b_h + r⊙(h·U_h)) where ours has tanh(x·W_h + b_h + (r⊙h)·U_h)
+// by default; and last with gru.Scorer configured as his GRU
+// (Config.InitialState, Config.ResetAfter). Each line gives the NLL per
+// frame and per frame position t = 1…5, t ≥ 6.
 //
 // With -run DIR, it scores the chains of a music run's checkpoint
 // (cmd/sample's checkpoint.json) per frame position, the chains on average
@@ -32,6 +34,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -288,6 +291,24 @@ func compare(dir, set string) {
 	// 4. Chen's GRU (reset after the recurrent product), h0 = tanh(b0) and 0.
 	fmt.Printf("hand, Chen's GRU, h0=tanh(b0):  %v\n", run(l, th, test, h0, true))
 	fmt.Printf("hand, Chen's GRU, h0=0:         %v\n", run(l, th, test, zero, true))
+
+	// 5. Our scorer configured as his GRU (gru.Config.InitialState and
+	// ResetAfter; b₀ after bo in the layout): must equal 4 and his figure.
+	cfg := gru.Config{Hidden: H, Chains: 1, InitialState: true, ResetAfter: true}
+	thChen := append(slices.Clone(th), c.B0...)
+	if len(thChen) != cfg.Layout().Dim() || cfg.Layout().H0(0) != l.Dim() {
+		log.Fatalf("b₀ is not after bo in the layout")
+	}
+	sc, err = gru.NewScorer(cfg, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	score, err = sc.Score(thChen, test)
+	if err != nil {
+		log.Fatal(err)
+	}
+	sc.Close()
+	fmt.Printf("scorer (--initial-state --reset-after): NLL/frame %.9f\n", score.Chain)
 }
 
 const P = 5 // first positions reported one by one
