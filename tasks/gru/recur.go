@@ -274,7 +274,7 @@ func forward[T float32 | float64](in [][]T, s []tensor.Shape, out []T, resetAfte
 	k, rows, h, b := s[0][0], s[0][1], s[0][2], s[fwdH][1]
 	stack := rows * h
 	cur := make([]T, b*h) // the state
-	rh := make([]T, b*h)  // r⊙h, or h·U_h with resetAfter
+	rh := make([]T, b*h)  // r⊙h, or r⊙(h·U_h) with resetAfter
 	for c := 0; c < k; c++ {
 		o := out[c*(nGates*rows+b)*h : (c+1)*(nGates*rows+b)*h]
 		u := func(gt int) []T { return in[fwdU+gt][c*h*h : (c+1)*h*h] }
