@@ -97,15 +97,9 @@ func Normals(rng *rand.Rand, x []float64) {
 	for i := range seeds {
 		seeds[i] = rng.Uint64()
 	}
-	Share(len(x), ElementSpan, func() (func(lo, hi int), func()) {
-		src := new(rand.PCG)
-		r := rand.New(src)
-		return func(lo, hi int) {
-			sp := lo / ElementSpan
-			src.Seed(seeds[sp], uint64(sp))
-			for i := lo; i < hi; i++ {
-				x[i] = r.NormFloat64()
-			}
-		}, nil
+	For(len(x), func(lo, hi int) {
+		sp := lo / ElementSpan
+		g := pcgNormal{hi: seeds[sp], lo: uint64(sp)}
+		g.fill(x[lo:hi])
 	})
 }

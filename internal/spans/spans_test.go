@@ -53,11 +53,25 @@ func TestNormalsIndependentOfTheCores(t *testing.T) {
 				t.Fatalf("n = %d: draw %d is %v on one core and %v on four", n, i, got[0][i], got[1][i])
 			}
 		}
+		rng := rand.New(rand.NewPCG(3, 4))
 		if n <= ElementSpan {
-			rng := rand.New(rand.NewPCG(3, 4))
 			for i, x := range got[0] {
 				if want := rng.NormFloat64(); x != want {
 					t.Fatalf("n = %d: draw %d is %v, want %v from the generator itself", n, i, x, want)
+				}
+			}
+		} else { // span s from PCG(seed s, s), the seeds drawn from rng in order
+			seeds := make([]uint64, (n+ElementSpan-1)/ElementSpan)
+			for s := range seeds {
+				seeds[s] = rng.Uint64()
+			}
+			for i, x := range got[0] {
+				s := i / ElementSpan
+				if i%ElementSpan == 0 {
+					rng = rand.New(rand.NewPCG(seeds[s], uint64(s)))
+				}
+				if want := rng.NormFloat64(); x != want {
+					t.Fatalf("n = %d: draw %d is %v, want %v from span %d's generator", n, i, x, want, s)
 				}
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/internal/spans"
+	"github.com/metasgmcmc/metasgmcmc/internal/vec"
 )
 
 // biasActOp adds a layer's biases to the pre-activations of all K chains
@@ -119,11 +120,18 @@ func (op biasActOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, e
 		func(y, z, b []float32) { biasAct(op, y, z, b, m, out) })
 }
 
-// biasAct writes act(z + b), chain-first, into y. The rows are the outer
-// loop: the first layer's z keeps all chains of a row side by side, so each
-// of its rows is read while it is in cache.
+// biasAct writes act(z + b), chain-first, into y, rows outer: the first
+// layer's z keeps all chains of a row side by side, so each of its rows is
+// read while it is in cache.
 func biasAct[T float32 | float64](op biasActOp, y, z, b []T, m, out int) {
-	byRows(m, func(lo, hi int) { biasActRows(op, y, z, b, m, out, lo, hi) })
+	k := op.k
+	bt := make([]T, k*out) // the biases chain-first, (K, out), for the later layers
+	for j := 0; j < out; j++ {
+		for c := 0; c < k; c++ {
+			bt[c*out+j] = b[j*k+c]
+		}
+	}
+	byRows(m, func(lo, hi int) { biasActRows(op, y, z, b, bt, m, out, lo, hi) })
 }
 
 // rowSpan is the number of rows one worker of the ops takes at a time.
@@ -142,76 +150,86 @@ func byChain(k int, f func(lo, hi int)) {
 	spans.Share(k, 1, func() (func(lo, hi int), func()) { return f, nil })
 }
 
-// biasActRows is biasAct for the rows [rlo, rhi) of all chains, rows
-// outer.
-func biasActRows[T float32 | float64](op biasActOp, y, z, b []T, m, out, rlo, rhi int) {
+// biasActRows is biasAct for the rows [rlo, rhi) of all chains. A first
+// layer's row of z, unit j of chain c at j·K + c, lies as the biases b do:
+// the row's activations are formed in that order and then written out
+// chain by chain. A later layer's row of a chain is contiguous, its biases
+// the chain's row of bt.
+func biasActRows[T float32 | float64](op biasActOp, y, z, b, bt []T, m, out, rlo, rhi int) {
 	k := op.k
+	var row []T
+	if op.first {
+		row = make([]T, out*k)
+	}
 	for r := rlo; r < rhi; r++ {
-		for c := 0; c < k; c++ {
-			yr := y[(c*m+r)*out : (c*m+r+1)*out]
-			off, stride := op.zRow(c, r, m, out)
-			switch op.act {
-			case actReLU:
+		if op.first {
+			addAct(op.act, row, z[r*out*k:(r+1)*out*k], b)
+			for c := 0; c < k; c++ {
+				yr := y[(c*m+r)*out : (c*m+r+1)*out]
 				for j := range yr {
-					yr[j] = max(z[off+j*stride]+b[j*k+c], 0) // builtin max: no branch to mispredict
-				}
-			case actSigmoid:
-				for j := range yr {
-					yr[j] = T(1 / (1 + math.Exp(-float64(z[off+j*stride]+b[j*k+c]))))
-				}
-			default:
-				for j := range yr {
-					yr[j] = z[off+j*stride] + b[j*k+c]
+					yr[j] = row[j*k+c]
 				}
 			}
+			continue
+		}
+		for c := 0; c < k; c++ {
+			at := (c*m + r) * out
+			addAct(op.act, y[at:at+out], z[at:at+out], bt[c*out:(c+1)*out])
 		}
 	}
 }
 
-// SymDiff returns ∂/∂z and ∂/∂b, both computed from the output y and the
-// upstream gradient g: g⊙act'(y), laid out like z, and its sum over rows.
+// addAct sets y to act(z + b), element by element.
+func addAct[T float32 | float64](act layerAct, y, z, b []T) {
+	switch act {
+	case actReLU:
+		vec.AddReLU(y, z, b)
+	case actSigmoid:
+		vec.Add(y, z, b)
+		for j, v := range y {
+			y[j] = T(1 / (1 + math.Exp(-float64(v))))
+		}
+	default:
+		vec.Add(y, z, b)
+	}
+}
+
+// SymDiff returns ∂/∂z, g⊙act'(y) laid out like z, computed from the
+// output y and the upstream gradient g, and ∂/∂b, its sum over the rows.
 func (op biasActOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
-	dz, err := G.ApplyOp(newBiasActGradOp(op, false, inputs[0].Shape().Clone()), output, grad)
+	dz, err := G.ApplyOp(newBiasActGradOp(op, inputs[0].Shape().Clone()), output, grad)
 	if err != nil {
 		return nil, err
 	}
-	db, err := G.ApplyOp(newBiasActGradOp(op, true, inputs[0].Shape().Clone()), output, grad)
+	db, err := G.ApplyOp(newBiasSumOp(op), dz)
 	if err != nil {
 		return nil, err
 	}
 	return G.Nodes{dz, db}, nil
 }
 
-// biasActGradOp is a derivative of biasActOp from its output y (K, M, out)
-// and the upstream gradient g (K, M, out): g⊙act'(y) laid out like z, or,
-// with wrtBias, its sum over the rows laid out like b, (out, K).
+// biasActGradOp is the derivative of biasActOp with respect to z, from its
+// output y (K, M, out) and the upstream gradient g (K, M, out): g⊙act'(y)
+// laid out like z. It is not differentiated again (nothing differentiates
+// the energy's gradient).
 //
 // It embeds the biasActOp it differentiates, with that op's OpBase replaced
 // by its own.
 type biasActGradOp struct {
 	biasActOp
-	wrtBias bool
-	z       tensor.Shape // the pre-activations' shape
+	z tensor.Shape // the pre-activations' shape
 }
 
-func newBiasActGradOp(fwd biasActOp, wrtBias bool, z tensor.Shape) biasActGradOp {
-	wrt := "z"
-	if wrtBias {
-		wrt = "b"
-	}
-	name := fmt.Sprintf("BiasAct%sGrad_%s(first=%v,K=%d,z=%v)", layerActNames[fwd.act], wrt, fwd.first, fwd.k, z)
-	op := biasActGradOp{biasActOp: fwd, wrtBias: wrtBias, z: z}
+func newBiasActGradOp(fwd biasActOp, z tensor.Shape) biasActGradOp {
+	name := fmt.Sprintf("BiasAct%sGrad(first=%v,K=%d,z=%v)", layerActNames[fwd.act], fwd.first, fwd.k, z)
+	op := biasActGradOp{biasActOp: fwd, z: z}
 	op.OpBase = graph.NewOpBase(opNamespace, name, 2)
 	return op
 }
 
 func (op biasActGradOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
-	dims := op.zDims()
-	if op.wrtBias {
-		dims = 2
-	}
-	return hm.NewFnType(G.TensorType{Dims: 3, Of: a}, G.TensorType{Dims: 3, Of: a}, G.TensorType{Dims: dims, Of: a})
+	return hm.NewFnType(G.TensorType{Dims: 3, Of: a}, G.TensorType{Dims: 3, Of: a}, G.TensorType{Dims: op.zDims(), Of: a})
 }
 
 func (op biasActGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -221,9 +239,6 @@ func (op biasActGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	}
 	if len(y) != 3 || !y.Eq(g) || y[0] != op.k {
 		return nil, fmt.Errorf("%v: shapes %v and %v", op, y, g)
-	}
-	if op.wrtBias {
-		return tensor.Shape{y[2], op.k}, nil
 	}
 	return op.z.Clone(), nil
 }
@@ -241,85 +256,183 @@ func (op biasActGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Valu
 		return nil, fmt.Errorf("%v: shapes %v and %v", op, s, g.Shape())
 	}
 	m, out := s[1], s[2]
-	shape := op.z
-	if op.wrtBias {
-		shape = tensor.Shape{out, op.k}
-	}
-	return typed(op, prealloc, vals, y, g, shape,
+	return typed(op, prealloc, vals, y, g, op.z,
 		func(d, y, g []float64) { biasActGrad(op, d, y, g, m, out) },
 		func(d, y, g []float32) { biasActGrad(op, d, y, g, m, out) })
 }
 
-// biasActGrad writes the gradient into d: g⊙act'(y) laid out like z, rows
-// outer as in biasAct, or its sum over the rows, each sum in row order.
+// biasActGrad writes g⊙act'(y), laid out like z, into d. A later layer's
+// z is laid out like y: one pass over all of them in spans; a first
+// layer's row is formed chain by chain and written out unit-major.
 func biasActGrad[T float32 | float64](op biasActGradOp, d, y, g []T, m, out int) {
-	if op.wrtBias {
-		byChain(op.k, func(lo, hi int) {
-			sum := make([]T, out)
-			for c := lo; c < hi; c++ {
-				biasGradSum(op, sum, y[c*m*out:(c+1)*m*out], g[c*m*out:(c+1)*m*out])
-				for j, v := range sum {
-					d[j*op.k+c] = v
-				}
-			}
-		})
+	if !op.first {
+		spans.For(len(d), func(lo, hi int) { actGrad(op.act, d[lo:hi], g[lo:hi], y[lo:hi]) })
 		return
 	}
-	byRows(m, func(lo, hi int) { biasActGradRows(op, d, y, g, m, out, lo, hi) })
-}
-
-// biasActGradRows writes g⊙act'(y) for the rows [rlo, rhi) of all chains
-// into d, laid out like z.
-func biasActGradRows[T float32 | float64](op biasActGradOp, d, y, g []T, m, out, rlo, rhi int) {
-	for r := rlo; r < rhi; r++ {
-		for c := 0; c < op.k; c++ {
-			at := (c*m + r) * out
-			yr, gr := y[at:at+out], g[at:at+out]
-			off, stride := op.zRow(c, r, m, out)
-			for j, a := range yr {
-				d[off+j*stride] = actGrad(op.act, gr[j], a)
+	k := op.k
+	byRows(m, func(lo, hi int) {
+		row := make([]T, k*out) // chain-first
+		for r := lo; r < hi; r++ {
+			for c := 0; c < k; c++ {
+				at := (c*m + r) * out
+				actGrad(op.act, row[c*out:(c+1)*out], g[at:at+out], y[at:at+out])
+			}
+			dr := d[r*out*k : (r+1)*out*k]
+			for j := 0; j < out; j++ {
+				for c := 0; c < k; c++ {
+					dr[j*k+c] = row[c*out+j]
+				}
 			}
 		}
-	}
+	})
 }
 
-// biasGradSum sets sum to the sum over the rows of one chain's g⊙act'(y),
-// (M, out) each, in row order. It sums into a buffer of the worker's own:
-// the chains' sums are interleaved in d, and workers adding into
-// neighbouring elements of d would share cache lines.
-func biasGradSum[T float32 | float64](op biasActGradOp, sum, y, g []T) {
-	clear(sum)
-	out := len(sum)
-	for at := 0; at < len(y); at += out {
-		yr, gr := y[at:at+out], g[at:at+out]
-		for j, a := range yr {
-			sum[j] += actGrad(op.act, gr[j], a)
-		}
-	}
-}
-
-// actGrad returns v·act'(·) at the activation's output a.
-func actGrad[T float32 | float64](act layerAct, v, a T) T {
+// actGrad sets d to g⊙act'(·) at the activation's outputs a, element by
+// element.
+func actGrad[T float32 | float64](act layerAct, d, g, a []T) {
 	switch act {
-	case actReLU:
-		return keepIfPositive(v, a)
+	case actReLU: // g where a > 0: a is ReLU's output, +0 where the unit is off
+		vec.KeepPositive(d, g, a)
 	case actSigmoid:
-		return v * (a * (1 - a))
+		g, a = g[:len(d)], a[:len(d)]
+		for j := range d {
+			d[j] = g[j] * (a[j] * (1 - a[j]))
+		}
+	default:
+		copy(d, g)
 	}
-	return v
-}
-
-// keepIfPositive returns v where a > 0 and 0 where a = +0, the values of
-// biasAct's ReLU, without a branch to mispredict: about half of the units
-// are off, in no pattern.
-func keepIfPositive[T float32 | float64](v, a T) T {
-	mask := uint64(-int64(math.Float64bits(float64(a))) >> 63) // all ones iff a > 0
-	return T(math.Float64frombits(math.Float64bits(float64(v)) & mask))
 }
 
 func (op biasActGradOp) DiffWRT(int) []bool { return []bool{false, false} }
 
 func (op biasActGradOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
+	return nil, fmt.Errorf("%v: the energy's gradient is not differentiated again", op)
+}
+
+// biasSumOp is the derivative of biasActOp with respect to its biases, from
+// the derivative dz with respect to its pre-activations (biasActGradOp's
+// output, laid out like z): dz summed over the rows, laid out like the
+// biases, (out, K), each sum in row order. It is not differentiated again.
+type biasSumOp struct {
+	graph.OpBase
+	first bool
+	k     int
+}
+
+func newBiasSumOp(fwd biasActOp) biasSumOp {
+	name := fmt.Sprintf("BiasSum(first=%v,K=%d)", fwd.first, fwd.k)
+	return biasSumOp{OpBase: graph.NewOpBase(opNamespace, name, 1), first: fwd.first, k: fwd.k}
+}
+
+// shapes returns M and out from dz's shape.
+func (op biasSumOp) shapes(dz tensor.Shape) (m, out int, err error) {
+	switch {
+	case op.first && len(dz) == 2 && dz[1]%op.k == 0:
+		return dz[0], dz[1] / op.k, nil
+	case !op.first && len(dz) == 3 && dz[0] == op.k:
+		return dz[1], dz[2], nil
+	}
+	return 0, 0, fmt.Errorf("%v: pre-activations' gradient of shape %v", op, dz)
+}
+
+func (op biasSumOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	dims := 3
+	if op.first {
+		dims = 2
+	}
+	return hm.NewFnType(G.TensorType{Dims: dims, Of: a}, G.TensorType{Dims: 2, Of: a})
+}
+
+func (op biasSumOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if len(in) != 1 {
+		return nil, fmt.Errorf("%v: %d inputs, want 1", op, len(in))
+	}
+	dz, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("%v: input shape %v", op, in[0])
+	}
+	_, out, err := op.shapes(dz)
+	if err != nil {
+		return nil, err
+	}
+	return tensor.Shape{out, op.k}, nil
+}
+
+func (op biasSumOp) Do(vals ...G.Value) (G.Value, error) { return op.UsePreallocDo(nil, vals...) }
+
+// UsePreallocDo computes the sums into prealloc where graph.Output allows.
+func (op biasSumOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, error) {
+	if len(vals) != 1 {
+		return nil, fmt.Errorf("%v: %d inputs, want 1", op, len(vals))
+	}
+	t, ok := vals[0].(tensor.Tensor)
+	if !ok {
+		return nil, fmt.Errorf("%v: value %T is not a tensor", op, vals[0])
+	}
+	if !t.IsNativelyAccessible() || t.RequiresIterator() {
+		t = tensor.Materialize(t)
+	}
+	m, out, err := op.shapes(t.Shape())
+	if err != nil {
+		return nil, err
+	}
+	shape := tensor.Shape{out, op.k}
+	switch dz := t.Data().(type) {
+	case []float64:
+		res, db := graph.Output[float64](prealloc, shape, vals...)
+		biasSum(op, db, dz, m, out)
+		return res, nil
+	case []float32:
+		res, db := graph.Output[float32](prealloc, shape, vals...)
+		biasSum(op, db, dz, m, out)
+		return res, nil
+	}
+	return nil, fmt.Errorf("%v: unsupported dtype %v", op, t.Dtype())
+}
+
+// biasSumSpan is the number of a first layer's columns one worker of
+// biasSum sums at a time.
+const biasSumSpan = 128
+
+// biasSum sets db to dz summed over the rows, each sum in row order. A
+// first layer's dz (M, out·K) is laid out as db by column: its rows are
+// added up, in spans of columns shared out among the cores. A later
+// layer's (K, M, out) is summed chain by chain into a buffer of the
+// worker's own and written out unit-major.
+func biasSum[T float32 | float64](op biasSumOp, db, dz []T, m, out int) {
+	k := op.k
+	if op.first {
+		n := out * k
+		spans.Share(n, biasSumSpan, func() (func(lo, hi int), func()) {
+			return func(lo, hi int) {
+				acc := db[lo:hi]
+				clear(acc)
+				for r := 0; r < m; r++ {
+					vec.AddTo(acc, dz[r*n+lo:r*n+hi])
+				}
+			}, nil
+		})
+		return
+	}
+	byChain(k, func(lo, hi int) {
+		acc := make([]T, out)
+		for c := lo; c < hi; c++ {
+			clear(acc)
+			for r := 0; r < m; r++ {
+				at := (c*m + r) * out
+				vec.AddTo(acc, dz[at:at+out])
+			}
+			for j, v := range acc {
+				db[j*k+c] = v
+			}
+		}
+	})
+}
+
+func (op biasSumOp) DiffWRT(int) []bool { return []bool{false} }
+
+func (op biasSumOp) SymDiff(G.Nodes, *G.Node, *G.Node) (G.Nodes, error) {
 	return nil, fmt.Errorf("%v: the energy's gradient is not differentiated again", op)
 }
 

@@ -1,0 +1,55 @@
+// Package vec holds element-wise kernels over float32 and float64 slices
+// that the energies' ops run on every step: a bias add with or without a
+// ReLU, the ReLU's derivative, and a running sum. On amd64 with AVX2 they
+// run eight (float32) or four (float64) lanes at a time, each lane doing
+// the scalar loop's one operation, so the results are the scalar loops'
+// bit for bit (TestKernelsMatchScalarLoops); the build tag purego keeps
+// the scalar loops.
+package vec
+
+// AddReLU sets y[i] = max(z[i]+b[i], 0) (Go's max: NaN stays NaN, −0
+// becomes +0). z and b are at least as long as y.
+func AddReLU[T float32 | float64](y, z, b []T) {
+	n := simdAddReLU(y, z, b)
+	z, b = z[:len(y)], b[:len(y)]
+	for i := n; i < len(y); i++ {
+		y[i] = max(z[i]+b[i], 0)
+	}
+}
+
+// Add sets y[i] = z[i] + b[i]. z and b are at least as long as y.
+func Add[T float32 | float64](y, z, b []T) {
+	n := simdAdd(y, z, b)
+	z, b = z[:len(y)], b[:len(y)]
+	for i := n; i < len(y); i++ {
+		y[i] = z[i] + b[i]
+	}
+}
+
+// KeepPositive sets d[i] = g[i] where a[i] > 0 and +0 elsewhere (where a[i]
+// is zero, negative or NaN): the ReLU's derivative applied to g, with a the
+// ReLU's output. g and a are at least as long as d.
+func KeepPositive[T float32 | float64](d, g, a []T) {
+	n := simdKeepPositive(d, g, a)
+	g, a = g[:len(d)], a[:len(d)]
+	for i := n; i < len(d); i++ {
+		d[i] = keepPositive(g[i], a[i])
+	}
+}
+
+// keepPositive is v where a > 0, else 0.
+func keepPositive[T float32 | float64](v, a T) T {
+	if a > 0 {
+		return v
+	}
+	return 0
+}
+
+// AddTo adds x into acc: acc[i] += x[i]. x is at least as long as acc.
+func AddTo[T float32 | float64](acc, x []T) {
+	n := simdAdd(acc, acc, x)
+	x = x[:len(acc)]
+	for i := n; i < len(acc); i++ {
+		acc[i] += x[i]
+	}
+}

@@ -1,0 +1,70 @@
+//go:build !purego
+
+package vec
+
+import "golang.org/x/sys/cpu"
+
+// useSIMD enables the AVX2 kernels (tests switch it off to compare).
+var useSIMD = simdAvailable
+
+// simdAvailable reports whether the processor has AVX2.
+var simdAvailable = cpu.X86.HasAVX2
+
+// The simd functions run their kernel on the longest prefix of y that is a
+// whole number of vectors and return its length (0 without AVX2).
+
+func simdAddReLU[T float32 | float64](y, z, b []T) int {
+	return run(y, z, b, addReLU32, addReLU64)
+}
+
+func simdAdd[T float32 | float64](y, z, b []T) int {
+	return run(y, z, b, add32, add64)
+}
+
+func simdKeepPositive[T float32 | float64](d, g, a []T) int {
+	return run(d, g, a, keepPositive32, keepPositive64)
+}
+
+// run calls k32 or k64, by T, on the prefix of whole vectors of y.
+func run[T float32 | float64](y, x1, x2 []T, k32 func(y, x1, x2 *float32, n int), k64 func(y, x1, x2 *float64, n int)) int {
+	if !useSIMD {
+		return 0
+	}
+	switch y := any(y).(type) {
+	case []float32:
+		n := len(y) &^ 7
+		if n == 0 {
+			return 0
+		}
+		x1, x2 := any(x1).([]float32)[:n], any(x2).([]float32)[:n]
+		k32(&y[0], &x1[0], &x2[0], n)
+		return n
+	case []float64:
+		n := len(y) &^ 3
+		if n == 0 {
+			return 0
+		}
+		x1, x2 := any(x1).([]float64)[:n], any(x2).([]float64)[:n]
+		k64(&y[0], &x1[0], &x2[0], n)
+		return n
+	}
+	return 0
+}
+
+//go:noescape
+func addReLU32(y, x1, x2 *float32, n int)
+
+//go:noescape
+func addReLU64(y, x1, x2 *float64, n int)
+
+//go:noescape
+func add32(y, x1, x2 *float32, n int)
+
+//go:noescape
+func add64(y, x1, x2 *float64, n int)
+
+//go:noescape
+func keepPositive32(y, x1, x2 *float32, n int)
+
+//go:noescape
+func keepPositive64(y, x1, x2 *float64, n int)

@@ -1,0 +1,14 @@
+//go:build !amd64 || purego
+
+package vec
+
+// There are no vector kernels for this architecture, or the build tag
+// purego switched them off: the scalar loops do every element.
+
+var useSIMD = simdAvailable
+
+const simdAvailable = false
+
+func simdAddReLU[T float32 | float64](y, z, b []T) int      { return 0 }
+func simdAdd[T float32 | float64](y, z, b []T) int          { return 0 }
+func simdKeepPositive[T float32 | float64](d, g, a []T) int { return 0 }
