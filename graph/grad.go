@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"reflect"
+	"sort"
 	"unsafe"
 
 	G "gorgonia.org/gorgonia"
@@ -161,4 +162,62 @@ func reachable(outputs G.Nodes) map[*G.Node]bool {
 		}
 	}
 	return set
+}
+
+// RowBlock is the gradient with respect to rows [Lo, Hi) of a matrix.
+type RowBlock struct {
+	Lo, Hi int
+	Grad   *G.Node // shape (Hi − Lo, columns)
+}
+
+// GradRows returns ∂cost/∂x for a matrix x as row blocks, in order of Lo,
+// with zero gradient in the rows that no block holds. Where cost uses x
+// only through row slices (Slice along axis 0) that do not overlap, the
+// blocks are the gradients of those slices themselves: Grad(cost, x) would
+// pad each to x's size and add them up, a zeroed copy per slice and a sum
+// of x's size, on one core, on every evaluation. Otherwise it is one block,
+// Grad(cost, x).
+func GradRows(cost, x *G.Node) ([]RowBlock, error) {
+	rows := x.Shape()[0]
+	var blocks []RowBlock
+	var slices G.Nodes
+	for n := range reachable(G.Nodes{cost}) {
+		uses := false
+		for _, c := range children(n) {
+			uses = uses || c == x
+		}
+		if !uses {
+			continue
+		}
+		op, ok := n.Op().(rangeOp)
+		if !ok || op.kind != rangeSlice || op.axis != 0 {
+			blocks = nil
+			break
+		}
+		blocks = append(blocks, RowBlock{Lo: op.start, Hi: op.start + op.size, Grad: n})
+	}
+	sort.Slice(blocks, func(i, j int) bool { return blocks[i].Lo < blocks[j].Lo })
+	for i := 1; i < len(blocks); i++ {
+		if blocks[i].Lo < blocks[i-1].Hi {
+			blocks = nil
+		}
+	}
+	if len(blocks) == 0 { // a use other than a row slice, or overlapping ones
+		d, err := Grad(cost, x)
+		if err != nil {
+			return nil, err
+		}
+		return []RowBlock{{Lo: 0, Hi: rows, Grad: d[0]}}, nil
+	}
+	for _, b := range blocks {
+		slices = append(slices, b.Grad)
+	}
+	d, err := Grad(cost, slices...)
+	if err != nil {
+		return nil, err
+	}
+	for i := range blocks {
+		blocks[i].Grad = d[i]
+	}
+	return blocks, nil
 }

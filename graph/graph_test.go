@@ -285,3 +285,85 @@ func TestClampGateIsTheClampsDerivative(t *testing.T) {
 		}
 	}
 }
+
+// GradRows gives Grad's gradient, as the row slices' own gradients where
+// the cost uses x through non-overlapping row slices alone, and as one
+// block otherwise; rows in no block have zero gradient.
+func TestGradRows(t *testing.T) {
+	xv := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12} // (6, 2)
+	for _, c := range []struct {
+		name   string
+		cost   func(x *G.Node) *G.Node
+		blocks [][2]int
+	}{
+		{"slices that cover x", func(x *G.Node) *G.Node {
+			a := G.Must(Slice(x, 0, 0, 2))
+			b := G.Must(Slice(x, 0, 2, 6))
+			c := G.Must(Slice(b, 0, 1, 3)) // a slice of a slice: b's use
+			ab := G.Must(G.Add(G.Must(G.Sum(G.Must(G.Square(a)))), G.Must(G.Sum(G.Must(G.HadamardProd(b, b))))))
+			return G.Must(G.Add(ab, G.Must(G.Sum(c))))
+		}, [][2]int{{0, 2}, {2, 6}}},
+		{"a gap", func(x *G.Node) *G.Node {
+			a := G.Must(Slice(x, 0, 0, 1))
+			b := G.Must(Slice(x, 0, 3, 5))
+			return G.Must(G.Add(G.Must(G.Sum(G.Must(G.Square(a)))), G.Must(G.Sum(G.Must(G.Cube(b))))))
+		}, [][2]int{{0, 1}, {3, 5}}},
+		{"overlapping slices", func(x *G.Node) *G.Node {
+			a := G.Must(Slice(x, 0, 0, 3))
+			b := G.Must(Slice(x, 0, 2, 6))
+			return G.Must(G.Add(G.Must(G.Sum(G.Must(G.Square(a)))), G.Must(G.Sum(G.Must(G.Cube(b))))))
+		}, [][2]int{{0, 6}}},
+		{"x itself used too", func(x *G.Node) *G.Node {
+			a := G.Must(Slice(x, 0, 0, 3))
+			return G.Must(G.Add(G.Must(G.Sum(G.Must(G.Square(a)))), G.Must(G.Sum(G.Must(G.Cube(x))))))
+		}, [][2]int{{0, 6}}},
+		{"a column slice", func(x *G.Node) *G.Node {
+			return G.Must(G.Sum(G.Must(G.Square(G.Must(Slice(x, 1, 0, 1))))))
+		}, [][2]int{{0, 6}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := G.NewGraph()
+			x := Input(g, Float64, "x", 6, 2)
+			if err := SetValue(x, xv); err != nil {
+				t.Fatal(err)
+			}
+			cost := c.cost(x)
+			blocks, err := GradRows(cost, x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := Grad(cost, x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs := G.Nodes{want[0]}
+			for i, b := range blocks {
+				if i >= len(c.blocks) || [2]int{b.Lo, b.Hi} != c.blocks[i] {
+					t.Fatalf("block %d is rows [%d, %d), want the blocks %v", i, b.Lo, b.Hi, c.blocks)
+				}
+				outs = append(outs, b.Grad)
+			}
+			if len(blocks) != len(c.blocks) {
+				t.Fatalf("%d blocks, want %v", len(blocks), c.blocks)
+			}
+			p, err := Compile(outs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Run(); err != nil {
+				t.Fatal(err)
+			}
+			w, _ := Value(want[0], nil)
+			got := make([]float64, len(w))
+			for _, b := range blocks {
+				v, _ := Value(b.Grad, nil)
+				copy(got[b.Lo*2:b.Hi*2], v)
+			}
+			for i := range w {
+				if got[i] != w[i] {
+					t.Errorf("element %d: %v from the blocks, %v from Grad", i, got[i], w[i])
+				}
+			}
+		})
+	}
+}

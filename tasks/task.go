@@ -64,8 +64,9 @@ type Evaluator struct {
 	d, k       int
 	model      *Model
 	theta      *G.Node
-	lik, prior *G.Node // the terms of Ũ per chain
-	grad, pgr  *G.Node // their gradients
+	lik, prior *G.Node          // the terms of Ũ per chain
+	grad       []graph.RowBlock // the data term's gradient, by row blocks of θ
+	pgr        *G.Node          // the prior's gradient
 	prog       *graph.Program
 }
 
@@ -94,12 +95,21 @@ func Compile(e Energy, k int, dt tensor.Dtype) (*Evaluator, error) {
 	// The data term and the prior are differentiated separately and their
 	// sums formed in Go: differentiating Lik + Prior would add two (D, K)
 	// gradients in the graph (a copy and an allocation per evaluation) and
-	// differentiate the prior twice, as its gradient is an output too.
+	// differentiate the prior twice, as its gradient is an output too. The
+	// data term's gradient comes by row blocks where the energy uses θ
+	// through row slices (graph.GradRows), and is assembled in Go too.
 	ev := &Evaluator{d: d, k: k, model: m, theta: theta, lik: m.Lik, prior: m.Prior}
-	if ev.grad, err = sumGrad(m.Lik, theta); err != nil {
+	sum, err := G.Sum(m.Lik)
+	if err != nil {
 		return nil, err
 	}
-	outs := G.Nodes{ev.lik, ev.grad}
+	if ev.grad, err = graph.GradRows(sum, theta); err != nil {
+		return nil, err
+	}
+	outs := G.Nodes{ev.lik}
+	for _, b := range ev.grad {
+		outs = append(outs, b.Grad)
+	}
 	if m.Prior != nil {
 		if ev.pgr, err = sumGrad(m.Prior, theta); err != nil {
 			return nil, err
@@ -181,7 +191,7 @@ func (ev *Evaluator) run(theta []float64, e *samplers.Eval) error {
 	if e.U, err = graph.Value(ev.lik, e.U); err != nil {
 		return err
 	}
-	if e.Grad, err = graph.Value(ev.grad, e.Grad); err != nil {
+	if e.Grad, err = ev.gradient(e.Grad); err != nil {
 		return err
 	}
 	if ev.prior == nil {
@@ -197,6 +207,31 @@ func (ev *Evaluator) run(theta []float64, e *samplers.Eval) error {
 	}
 	floats.Add(e.U, e.Prior)
 	return nil
+}
+
+// gradient copies the data term's gradient into dst (allocated when too
+// short), block by block, with zeros in the rows of no block.
+func (ev *Evaluator) gradient(dst []float64) ([]float64, error) {
+	k := ev.k
+	if cap(dst) < ev.d*k {
+		dst = make([]float64, ev.d*k)
+	}
+	dst = dst[:ev.d*k]
+	done := 0 // the rows before are set
+	for _, b := range ev.grad {
+		clear(dst[done*k : b.Lo*k])
+		rows := dst[b.Lo*k : b.Hi*k]
+		v, err := graph.Value(b.Grad, rows)
+		if err != nil {
+			return nil, err
+		}
+		if len(v) != len(rows) || &v[0] != &rows[0] {
+			return nil, fmt.Errorf("tasks: the gradient of rows %d:%d has %d values, want %d", b.Lo, b.Hi, len(v), len(rows))
+		}
+		done = b.Hi
+	}
+	clear(dst[done*k:])
+	return dst, nil
 }
 
 // Close releases the compiled program.
