@@ -155,13 +155,10 @@ func (m MLP) logits(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
 	// slice is a zero-padded copy of the sliced node, so slicing each
 	// parameter from θ itself would cost a (D, K) pad and add per
 	// parameter.
-	in, out := m.Sizes[0], m.Sizes[1]
+	out := m.Sizes[1]
 	_, ob0 := m.Offsets(0)
-	w, err := graph.Slice(theta, 0, 0, ob0)
+	w, err := graph.Slice(theta, 0, 0, ob0) // the (in, out·K) matrix W0all
 	if err != nil {
-		return nil, err
-	}
-	if w, err = graph.Reshape(w, in, out*k); err != nil {
 		return nil, err
 	}
 	rest, err := graph.Slice(theta, 0, ob0, m.Dim())

@@ -15,25 +15,30 @@ import (
 )
 
 // dataMatMulOp is the first layer's product X·W of the minibatch X (M, in),
-// which is data and has no gradient, and the weights W (in, n). Gorgonia's
-// product differentiates W as Xᵀ·G with Xᵀ copied out on every evaluation
-// (a strided copy of the whole minibatch); its derivative here, with grad
-// set, is one GEMM that reads X transposed in place. The derivative is not
-// differentiated again (nothing differentiates the energy's gradient).
+// which is data and has no gradient, and the weights W read as an (in, n)
+// matrix from the node that holds them: the first layer's rows of θ, of
+// shape (in·out, K), are row-major the (in, out·K) matrix of every chain's
+// weights, so no reshaped copy of them is made. Gorgonia's product
+// differentiates W as Xᵀ·G with Xᵀ copied out on every evaluation (a
+// strided copy of the whole minibatch); its derivative here, with grad
+// set, is one GEMM that reads X transposed in place and writes it in the
+// weights' shape. The derivative is not differentiated again (nothing
+// differentiates the energy's gradient).
 type dataMatMulOp struct {
 	graph.OpBase
-	grad bool // Xᵀ·G (in, n) from X (M, in) and G (M, n), instead of X·W
+	grad bool         // Xᵀ·G (in, n) from X (M, in) and G (M, n), instead of X·W
+	w    tensor.Shape // the weights' node's shape, of in·n elements
 }
 
 // opNamespace is the namespace of this package's ops (see graph.NewOpBase).
 const opNamespace = "metasgmcmc.bnn"
 
-func newDataMatMulOp(grad bool) dataMatMulOp {
-	name := "DataMatMul"
+func newDataMatMulOp(grad bool, w tensor.Shape) dataMatMulOp {
+	name := fmt.Sprintf("DataMatMul(w=%v)", w)
 	if grad {
-		name = "DataMatMulGrad"
+		name = fmt.Sprintf("DataMatMulGrad(w=%v)", w)
 	}
-	return dataMatMulOp{OpBase: graph.NewOpBase(opNamespace, name, 2), grad: grad}
+	return dataMatMulOp{OpBase: graph.NewOpBase(opNamespace, name, 2), grad: grad, w: w.Clone()}
 }
 
 func (op dataMatMulOp) Type() hm.Type {
@@ -45,19 +50,20 @@ func (op dataMatMulOp) Type() hm.Type {
 // dims returns the GEMM's sizes from the input shapes: the result is r × c
 // and the inner dimension is inner.
 func (op dataMatMulOp) dims(x, y tensor.Shape) (r, c, inner int, err error) {
-	if len(x) != 2 || len(y) != 2 {
+	if len(x) != 2 || len(y) != 2 || x[1] == 0 || op.w.TotalSize()%x[1] != 0 {
 		return 0, 0, 0, fmt.Errorf("%v: shapes %v and %v", op, x, y)
 	}
+	in, n := x[1], op.w.TotalSize()/x[1]
 	if op.grad {
-		if x[0] != y[0] {
+		if x[0] != y[0] || y[1] != n {
 			return 0, 0, 0, fmt.Errorf("%v: %v data for a gradient of shape %v", op, x, y)
 		}
-		return x[1], y[1], x[0], nil
+		return in, n, x[0], nil
 	}
-	if x[1] != y[0] {
+	if !y.Eq(op.w) {
 		return 0, 0, 0, fmt.Errorf("%v: %v data for weights of shape %v", op, x, y)
 	}
-	return x[0], y[1], x[1], nil
+	return x[0], n, in, nil
 }
 
 func (op dataMatMulOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -68,6 +74,9 @@ func (op dataMatMulOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	r, c, _, err := op.dims(x, y)
 	if err != nil {
 		return nil, err
+	}
+	if op.grad {
+		return op.w.Clone(), nil
 	}
 	return tensor.Shape{r, c}, nil
 }
@@ -84,11 +93,11 @@ func (op dataMatMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value
 	if err != nil {
 		return nil, err
 	}
-	tA, lda := blas.NoTrans, inner
+	tA, lda, shape := blas.NoTrans, inner, []int{r, c}
 	if op.grad {
-		tA, lda = blas.Trans, r
+		tA, lda, shape = blas.Trans, r, op.w
 	}
-	return typed(op, prealloc, vals, x, y, []int{r, c},
+	return typed(op, prealloc, vals, x, y, shape,
 		func(out, a, b []float64) {
 			byColumns(c, func(lo, hi int) {
 				blas64.Implementation().Dgemm(tA, blas.NoTrans, r, hi-lo, inner, 1, a, lda, b[lo:], c, 0, out[lo:], c)
@@ -128,15 +137,18 @@ func (op dataMatMulOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, e
 	if op.grad {
 		return nil, fmt.Errorf("%v: the energy's gradient is not differentiated again", op)
 	}
-	dw, err := G.ApplyOp(newDataMatMulOp(true), inputs[0], grad)
+	dw, err := G.ApplyOp(newDataMatMulOp(true, op.w), inputs[0], grad)
 	if err != nil {
 		return nil, err
 	}
 	return G.Nodes{nil, dw}, nil
 }
 
-// dataMatMul returns X·W for the data x and weights w; see dataMatMulOp.
-func dataMatMul(x, w *G.Node) (*G.Node, error) { return G.ApplyOp(newDataMatMulOp(false), x, w) }
+// dataMatMul returns X·W for the data x and weights w, read as a matrix of
+// x's columns rows; see dataMatMulOp.
+func dataMatMul(x, w *G.Node) (*G.Node, error) {
+	return G.ApplyOp(newDataMatMulOp(false, w.Shape()), x, w)
+}
 
 // chainMatMulOp is a later layer's product for K chains at once: from the
 // layer's inputs Z (K, M, in) and its weights as they lie in θ, the rows

@@ -32,8 +32,9 @@ func TestDataMatMulSplit(t *testing.T) {
 	x, w, g := fill(m*in), fill(in*n), fill(m*n)
 	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 		for _, grad := range []bool{false, true} {
-			op := newDataMatMulOp(grad)
-			b, bShape := w, []int{in, n}
+			wShape := tensor.Shape{in * n / 4, 4} // the weights as θ holds them, row-major the (in, n) matrix
+			op := newDataMatMulOp(grad, wShape)
+			b, bShape := w, []int(wShape)
 			r, tA, lda := m, blas.NoTrans, in
 			if grad {
 				b, bShape = g, []int{m, n}
@@ -59,6 +60,9 @@ func TestDataMatMulSplit(t *testing.T) {
 				runtime.GOMAXPROCS(old)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if grad && !out.Shape().Eq(wShape) {
+					t.Fatalf("%v: the weights' gradient has shape %v, want the weights' %v", dt, out.Shape(), wShape)
 				}
 				got := values(out.(tensor.Tensor))
 				for i := range want {

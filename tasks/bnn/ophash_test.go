@@ -13,7 +13,8 @@ import (
 // nodes whose ops hash alike.
 func TestOpHashesDistinguishParameters(t *testing.T) {
 	err := graphtest.CheckOpHashes(func() []G.Op {
-		ops := []G.Op{newDataMatMulOp(false), newDataMatMulOp(true),
+		ops := []G.Op{newDataMatMulOp(false, tensor.Shape{800, 20}), newDataMatMulOp(true, tensor.Shape{800, 20}),
+			newDataMatMulOp(false, tensor.Shape{800, 21}), newDataMatMulOp(false, tensor.Shape{40, 400}),
 			newLogLikOp(-120), newLogLikOp(-121), newLogLikGradOp(-120), newLogLikGradOp(-121)}
 		for _, wrt := range []byte{0, 'z', 'w'} {
 			ops = append(ops, newChainMatMulOp(20, 40, 10, wrt), newChainMatMulOp(21, 40, 10, wrt),
