@@ -6,6 +6,7 @@ import (
 
 	"github.com/chewxy/hm"
 	"github.com/metasgmcmc/metasgmcmc/internal/spans"
+	"github.com/metasgmcmc/metasgmcmc/internal/vec"
 	"gonum.org/v1/gonum/floats"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -111,9 +112,7 @@ func priorDo[T float32 | float64](op priorOp, theta []T, ts []tensor.Tensor, d, 
 			return func(lo, hi int) {
 				p := part[lo/rows*k:][:k]
 				for i := lo; i < hi; i++ {
-					for c, v := range theta[i*k : (i+1)*k] {
-						p[c] += float64(v) * float64(v)
-					}
+					vec.AddSquares(p, theta[i*k:(i+1)*k])
 				}
 			}, nil
 		})

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/metasgmcmc/metasgmcmc/internal/spans"
+	"github.com/metasgmcmc/metasgmcmc/internal/vec"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -114,11 +115,7 @@ func SetValue(n *G.Node, src []float64) error {
 			if len(d) != len(src) {
 				return fmt.Errorf("graph.SetValue %s: %d values for %d elements", n.Name(), len(src), len(d))
 			}
-			spans.For(len(d), func(lo, hi int) {
-				for i, s := range src[lo:hi] {
-					d[lo+i] = float32(s)
-				}
-			})
+			spans.For(len(d), func(lo, hi int) { vec.To32(d[lo:hi], src[lo:hi]) })
 		default:
 			return fmt.Errorf("graph.SetValue %s: unsupported data %T", n.Name(), d)
 		}
@@ -149,11 +146,7 @@ func Value(n *G.Node, dst []float64) ([]float64, error) {
 			spans.For(len(d), func(lo, hi int) { copy(dst[lo:hi], d[lo:hi]) })
 		case []float32:
 			dst = grow(dst, len(d))
-			spans.For(len(d), func(lo, hi int) {
-				for i, s := range d[lo:hi] {
-					dst[lo+i] = float64(s)
-				}
-			})
+			spans.For(len(d), func(lo, hi int) { vec.To64(dst[lo:hi], d[lo:hi]) })
 		case float64:
 			dst = grow(dst, 1)
 			dst[0] = d
@@ -188,19 +181,12 @@ func ValueAndAdd(n *G.Node, dst, sum []float64) ([]float64, error) {
 	case []float64:
 		dst = grow(dst, len(d))
 		spans.For(len(d), func(lo, hi int) {
-			for i, s := range d[lo:hi] {
-				dst[lo+i] = s
-				sum[lo+i] += s
-			}
+			copy(dst[lo:hi], d[lo:hi])
+			vec.AddTo(sum[lo:hi], d[lo:hi])
 		})
 	case []float32:
 		dst = grow(dst, len(d))
-		spans.For(len(d), func(lo, hi int) {
-			for i, s := range d[lo:hi] {
-				dst[lo+i] = float64(s)
-				sum[lo+i] += float64(s)
-			}
-		})
+		spans.For(len(d), func(lo, hi int) { vec.To64AndAdd(dst[lo:hi], sum[lo:hi], d[lo:hi]) })
 	default:
 		return nil, fmt.Errorf("graph.ValueAndAdd %v: unsupported data %T", n, d)
 	}

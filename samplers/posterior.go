@@ -3,7 +3,6 @@ package samplers
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 )
 
@@ -237,5 +236,6 @@ func resize(x []float64, n int) []float64 {
 	return x[:n]
 }
 
-// finite reports whether v is neither NaN nor infinite.
-func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+// finite reports whether v is neither NaN nor infinite: v − v is 0, not
+// NaN as for ±Inf and NaN.
+func finite(v float64) bool { return v-v == 0 }

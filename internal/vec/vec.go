@@ -53,3 +53,42 @@ func AddTo[T float32 | float64](acc, x []T) {
 		acc[i] += x[i]
 	}
 }
+
+// To32 sets y[i] = float32(x[i]). x is at least as long as y.
+func To32(y []float32, x []float64) {
+	n := simdTo32(y, x)
+	x = x[:len(y)]
+	for i := n; i < len(y); i++ {
+		y[i] = float32(x[i])
+	}
+}
+
+// To64 sets y[i] = float64(x[i]). x is at least as long as y.
+func To64(y []float64, x []float32) {
+	n := simdTo64(y, x)
+	x = x[:len(y)]
+	for i := n; i < len(y); i++ {
+		y[i] = float64(x[i])
+	}
+}
+
+// To64AndAdd sets y[i] = float64(x[i]) and adds it into sum[i]. x and sum
+// are at least as long as y.
+func To64AndAdd(y, sum []float64, x []float32) {
+	n := simdTo64Add(y, sum, x)
+	x, sum = x[:len(y)], sum[:len(y)]
+	for i := n; i < len(y); i++ {
+		y[i] = float64(x[i])
+		sum[i] += y[i]
+	}
+}
+
+// AddSquares adds x's squares, in float64, into acc: acc[i] +=
+// float64(x[i])·float64(x[i]). x is at least as long as acc.
+func AddSquares[T float32 | float64](acc []float64, x []T) {
+	n := simdAddSquares(acc, x)
+	x = x[:len(acc)]
+	for i := n; i < len(acc); i++ {
+		acc[i] += float64(x[i]) * float64(x[i])
+	}
+}

@@ -68,3 +68,59 @@ func keepPositive32(y, x1, x2 *float32, n int)
 
 //go:noescape
 func keepPositive64(y, x1, x2 *float64, n int)
+
+func simdTo32(y []float32, x []float64) int {
+	n := len(y) &^ 3
+	if !useSIMD || n == 0 {
+		return 0
+	}
+	to32(&y[0], &x[:n][0], n)
+	return n
+}
+
+func simdTo64(y []float64, x []float32) int {
+	n := len(y) &^ 3
+	if !useSIMD || n == 0 {
+		return 0
+	}
+	to64(&y[0], &x[:n][0], n)
+	return n
+}
+
+func simdTo64Add(y, sum []float64, x []float32) int {
+	n := len(y) &^ 3
+	if !useSIMD || n == 0 {
+		return 0
+	}
+	to64Add(&y[0], &sum[:n][0], &x[:n][0], n)
+	return n
+}
+
+func simdAddSquares[T float32 | float64](acc []float64, x []T) int {
+	n := len(acc) &^ 3
+	if !useSIMD || n == 0 {
+		return 0
+	}
+	switch x := any(x).(type) {
+	case []float32:
+		addSquares32(&acc[0], &x[:n][0], n)
+	case []float64:
+		addSquares64(&acc[0], &x[:n][0], n)
+	}
+	return n
+}
+
+//go:noescape
+func to32(y *float32, x *float64, n int)
+
+//go:noescape
+func to64(y *float64, x *float32, n int)
+
+//go:noescape
+func to64Add(y, sum *float64, x *float32, n int)
+
+//go:noescape
+func addSquares32(acc *float64, x *float32, n int)
+
+//go:noescape
+func addSquares64(acc *float64, x *float64, n int)

@@ -9,6 +9,10 @@ var useSIMD = simdAvailable
 
 const simdAvailable = false
 
-func simdAddReLU[T float32 | float64](y, z, b []T) int      { return 0 }
-func simdAdd[T float32 | float64](y, z, b []T) int          { return 0 }
-func simdKeepPositive[T float32 | float64](d, g, a []T) int { return 0 }
+func simdAddReLU[T float32 | float64](y, z, b []T) int             { return 0 }
+func simdAdd[T float32 | float64](y, z, b []T) int                 { return 0 }
+func simdKeepPositive[T float32 | float64](d, g, a []T) int        { return 0 }
+func simdTo32(y []float32, x []float64) int                        { return 0 }
+func simdTo64(y []float64, x []float32) int                        { return 0 }
+func simdTo64Add(y, sum []float64, x []float32) int                { return 0 }
+func simdAddSquares[T float32 | float64](acc []float64, x []T) int { return 0 }

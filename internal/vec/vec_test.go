@@ -10,7 +10,7 @@ import (
 // values returns n values with the special ones mixed in: ±0, ±Inf, NaNs
 // of both signs, subnormals and ordinary numbers of both signs.
 func values[T float32 | float64](rng *rand.Rand, n int) []T {
-	special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), -math.NaN(), 1e-310, -1e-310, 1e-40, -1e-40}
+	special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), -math.NaN(), 1e-310, -1e-310, 1e-40, -1e-40, 1e39, -3.4028235677973366e38}
 	x := make([]T, n)
 	for i := range x {
 		if rng.IntN(4) == 0 {
@@ -67,6 +67,61 @@ func checkKernels[T float32 | float64](t *testing.T) {
 					if !same(got[i], want[i]) {
 						t.Fatalf("%s, n = %d: element %d of (%v, %v) is %v, want %v", k.name, n, i, x1[i], x2[i], got[i], want[i])
 					}
+				}
+			}
+		}
+	}
+}
+
+// The conversions and the sums of squares give the scalar loops' results
+// bit for bit, on every length up to a few vectors and on unaligned slices.
+func TestMixedKernelsMatchScalarLoops(t *testing.T) {
+	if !useSIMD {
+		t.Skip("no vector kernels here")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 0; n <= 37; n++ {
+		for off := 0; off < 3; off++ {
+			x64, x32 := values[float64](rng, n+off)[off:], values[float32](rng, n+off)[off:]
+			acc := values[float64](rng, n)
+			type result struct {
+				y32           []float32
+				y64, sum, sq  []float64
+				sq32, to64Sum []float64
+			}
+			var r [2]result
+			for i, on := range []bool{true, false} {
+				useSIMD = on
+				r[i].y32 = make([]float32, n)
+				To32(r[i].y32, x64)
+				r[i].y64 = make([]float64, n)
+				To64(r[i].y64, x32)
+				r[i].to64Sum = make([]float64, n)
+				r[i].sum = append([]float64(nil), acc...)
+				To64AndAdd(r[i].to64Sum, r[i].sum, x32)
+				r[i].sq = append([]float64(nil), acc...)
+				AddSquares(r[i].sq, x64)
+				r[i].sq32 = append([]float64(nil), acc...)
+				AddSquares(r[i].sq32, x32)
+			}
+			useSIMD = true
+			for j := 0; j < n; j++ {
+				for _, c := range []struct {
+					name      string
+					got, want float64
+				}{
+					{"To64", r[0].y64[j], r[1].y64[j]},
+					{"To64AndAdd's values", r[0].to64Sum[j], r[1].to64Sum[j]},
+					{"To64AndAdd's sums", r[0].sum[j], r[1].sum[j]},
+					{"AddSquares of float64", r[0].sq[j], r[1].sq[j]},
+					{"AddSquares of float32", r[0].sq32[j], r[1].sq32[j]},
+				} {
+					if !same(c.got, c.want) {
+						t.Fatalf("%s, n = %d: element %d is %v, want %v", c.name, n, j, c.got, c.want)
+					}
+				}
+				if !same(r[0].y32[j], r[1].y32[j]) {
+					t.Fatalf("To32, n = %d: element %d of %v is %v, want %v", n, j, x64[j], r[0].y32[j], r[1].y32[j])
 				}
 			}
 		}
