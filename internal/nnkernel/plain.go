@@ -64,8 +64,12 @@ func (cfg *Config) QF(u, p, out []float64) {
 // passes).
 func (cfg *Config) qOf(f float64) (q, gate float64) {
 	gate = 1
-	if cfg.ClampQ > 0 && !(f > -cfg.ClampQ && f < cfg.ClampQ) {
-		f = math.Min(math.Max(f, -cfg.ClampQ), cfg.ClampQ)
+	if c := cfg.ClampQ; c > 0 && !(f > -c && f < c) {
+		if f >= c { // math.Min(math.Max(f, −c), c), small enough to inline: NaN stays NaN
+			f = c
+		} else if f <= -c {
+			f = -c
+		}
 		gate = 0
 	}
 	return cfg.Beta + f, gate
@@ -174,10 +178,9 @@ func (s *Kernel) gammaP(q float64, inside bool, dQdu, du, dDdp, dQdp, slope floa
 // is the recipe's correction for a state-dependent D, takes D_eff's
 // derivative, ∂D_eff/∂p = e^{−η·D_f}·∂D_f/∂p, and the sampler stays valid.
 func (s *Kernel) friction(d float64) (e, slope float64) {
-	if s.cfg.Friction == FrictionExplicit {
-		return 0, 1
+	if s.cfg.Friction != FrictionExplicit {
+		e = math.Expm1(-s.cfg.StepSize * d)
 	}
-	e = math.Expm1(-s.cfg.StepSize * d)
 	return e, 1 + e
 }
 
