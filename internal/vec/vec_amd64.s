@@ -92,28 +92,35 @@ TEXT ·keepPositive64(SB), NOSPLIT, $0-32
 	VMOVUPD Y1, (DI)(AX*1)
 	TAIL
 
+// MIXED_HEAD starts a loop over vectors of four float64 at byte offset AX
+// and four float32 at BX, until the CX elements are done; MIXED_TAIL ends
+// it.
+#define MIXED_HEAD \
+	XORQ AX, AX \
+	XORQ BX, BX \
+	SHLQ $2, CX \
+loop: \
+	CMPQ BX, CX \
+	JGE done
+
+#define MIXED_TAIL \
+	ADDQ $32, AX \
+	ADDQ $16, BX \
+	JMP loop \
+done: \
+	VZEROUPPER \
+	RET
+
 // func to32(y *float32, x *float64, n int)
 // y = float32(x), four at a time (n a multiple of 4).
 TEXT ·to32(SB), NOSPLIT, $0-24
 	MOVQ y+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ n+16(FP), CX
-	XORQ AX, AX
-	XORQ BX, BX
-	SHLQ $2, CX
-
-loop:
-	CMPQ BX, CX
-	JGE done
+	MIXED_HEAD
 	VCVTPD2PSY (SI)(AX*1), X0
 	VMOVUPS X0, (DI)(BX*1)
-	ADDQ $32, AX
-	ADDQ $16, BX
-	JMP loop
-
-done:
-	VZEROUPPER
-	RET
+	MIXED_TAIL
 
 // func to64(y *float64, x *float32, n int)
 // y = float64(x), four at a time.
@@ -121,22 +128,10 @@ TEXT ·to64(SB), NOSPLIT, $0-24
 	MOVQ y+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ n+16(FP), CX
-	XORQ AX, AX
-	XORQ BX, BX
-	SHLQ $2, CX
-
-loop:
-	CMPQ BX, CX
-	JGE done
+	MIXED_HEAD
 	VCVTPS2PD (SI)(BX*1), Y0
 	VMOVUPD Y0, (DI)(AX*1)
-	ADDQ $32, AX
-	ADDQ $16, BX
-	JMP loop
-
-done:
-	VZEROUPPER
-	RET
+	MIXED_TAIL
 
 // func to64Add(y, sum *float64, x *float32, n int)
 // y = float64(x) and sum += y, four at a time.
@@ -145,24 +140,12 @@ TEXT ·to64Add(SB), NOSPLIT, $0-32
 	MOVQ sum+8(FP), DX
 	MOVQ x+16(FP), SI
 	MOVQ n+24(FP), CX
-	XORQ AX, AX
-	XORQ BX, BX
-	SHLQ $2, CX
-
-loop:
-	CMPQ BX, CX
-	JGE done
+	MIXED_HEAD
 	VCVTPS2PD (SI)(BX*1), Y0
 	VMOVUPD Y0, (DI)(AX*1)
 	VADDPD (DX)(AX*1), Y0, Y1
 	VMOVUPD Y1, (DX)(AX*1)
-	ADDQ $32, AX
-	ADDQ $16, BX
-	JMP loop
-
-done:
-	VZEROUPPER
-	RET
+	MIXED_TAIL
 
 // func addSquares32(acc *float64, x *float32, n int)
 // acc += float64(x)·float64(x), four at a time (a multiply, then an add).
@@ -170,24 +153,12 @@ TEXT ·addSquares32(SB), NOSPLIT, $0-24
 	MOVQ acc+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ n+16(FP), CX
-	XORQ AX, AX
-	XORQ BX, BX
-	SHLQ $2, CX
-
-loop:
-	CMPQ BX, CX
-	JGE done
+	MIXED_HEAD
 	VCVTPS2PD (SI)(BX*1), Y0
 	VMULPD Y0, Y0, Y0
 	VADDPD (DI)(AX*1), Y0, Y0
 	VMOVUPD Y0, (DI)(AX*1)
-	ADDQ $32, AX
-	ADDQ $16, BX
-	JMP loop
-
-done:
-	VZEROUPPER
-	RET
+	MIXED_TAIL
 
 // func addSquares64(acc *float64, x *float64, n int)
 TEXT ·addSquares64(SB), NOSPLIT, $0-24
