@@ -5,6 +5,7 @@ import (
 
 	"github.com/metasgmcmc/metasgmcmc/coordnet"
 	"github.com/metasgmcmc/metasgmcmc/internal/spans"
+	"github.com/metasgmcmc/metasgmcmc/internal/vec"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 )
 
@@ -47,10 +48,10 @@ func (s *Kernel) stepFusedFD(st *samplers.State, e *samplers.Eval) {
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
 	f := &fusedFD{Kernel: s, featureScales: sc, fq: coordnet.NewChainNet(cfg.Q, sc.u), fd: coordnet.NewChainNet(cfg.D, sc.u)}
 	spans.Share(n, fusedSpan, func() (func(lo, hi int), func()) {
-		var b fusedScratch
+		b := new(fusedFDScratch)
 		return func(lo, hi int) {
 			for i := lo; i < hi; i += fusedBlock {
-				f.block(st, e, &b, i, min(i+fusedBlock, hi))
+				f.block(st, e, b, i, min(i+fusedBlock, hi))
 			}
 		}, nil
 	})
@@ -66,10 +67,23 @@ type fusedFD struct {
 // fusedScratch holds a block's network inputs and outputs.
 type fusedScratch [7][fusedBlock]float64
 
+// fusedFDScratch is fusedScratch and the finite-difference step's
+// intermediate vectors: the quotients' operands and results, Q_f, D_f, the
+// friction's exponent and exponential, and where D_f's clamp is inactive.
+type fusedFDScratch struct {
+	fusedScratch
+	v      [12][fusedBlock]float64
+	inside [fusedBlock]bool
+}
+
 // block advances the coordinates [lo, hi) in two passes, the momenta then
 // the positions, each evaluating the block's networks first. The first pass
 // leaves p_t and Q_f(u_t, p_t) in the memory, where the second reads them.
-func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedScratch, lo, hi int) {
+// The momenta go in three loops, so that the quotients of the finite
+// differences and the friction's exponentials run on vectors (vec.Quotient,
+// vec.Expm1, which give the scalar results bit for bit): their operands and
+// D_f, then those, then the update.
+func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch, lo, hi int) {
 	cfg := &f.cfg
 	m, k, n := mem(st), f.k, hi-lo
 	theta, p := st.Theta[lo:hi], st.P[lo:hi]
@@ -77,7 +91,7 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedScratch, l
 	mu, mp, mq, mqhat := m.u[lo:hi], m.p[lo:hi], m.q[lo:hi], m.qhat[lo:hi]
 	gammaP, gammaThet := m.gammaP[lo:hi], m.gammaThet[lo:hi]
 	eta, ms, sg := cfg.StepSize, cfg.MomentumScale, f.sg
-	x, xPrev, g, q, d, dPrev := b[0][:n], b[1][:n], b[2][:n], b[3][:n], b[4][:n], b[5][:n]
+	x, xPrev, g, q, d, dPrev := b.fusedScratch[0][:n], b.fusedScratch[1][:n], b.fusedScratch[2][:n], b.fusedScratch[3][:n], b.fusedScratch[4][:n], b.fusedScratch[5][:n]
 	c0 := lo % k
 
 	// Q_f, f_D and f_D at the previous momentum
@@ -87,11 +101,43 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedScratch, l
 	f.fq.Eval(q, x, nil, c0)
 	f.fd.Eval(d, x, g, c0)
 	f.fd.Eval(dPrev, xPrev, g, c0)
+
+	// the momenta: the operands of the quotients, Q_f and D_f
+	v := &b.v
+	num1, den1, num2, den2, num3 := v[0][:n], v[1][:n], v[2][:n], v[3][:n], v[4][:n]
+	dQdu, dQdp, dDdp, qs, ds, ex := v[5][:n], v[6][:n], v[7][:n], v[8][:n], v[9][:n], v[10][:n]
+	inside := b.inside[:n]
 	c := c0
 	for i, pi := range p {
 		qi, _ := cfg.qOf(q[i])
+		dpart, dhat := cfg.DScale*math.Abs(d[i]), cfg.DScale*math.Abs(dPrev[i])
+		num1[i], den1[i] = qi-mqhat[i], f.u[c]-mu[i]
+		num2[i], den2[i] = mqhat[i]-mq[i], pi-mp[i]
+		num3[i] = dpart - dhat
+		qs[i] = qi
+		ds[i], inside[i] = f.diffusion(qi, dpart)
+		ex[i] = -eta * ds[i]
+		if c++; c == k {
+			c = 0
+		}
+	}
+	// the quotients (dQ_f/du, dQ_f/dp, dD_f/dp) and the friction's e
+	vec.Quotient(dQdu, num1, den1, quotientTiny)
+	vec.Quotient(dQdp, num2, den2, quotientTiny)
+	vec.Quotient(dDdp, num3, den2, quotientTiny)
+	fe := v[11][:n]
+	if cfg.Friction != FrictionExplicit {
+		vec.Expm1(fe, ex)
+	} else {
+		clear(fe)
+	}
+	// the update
+	c = c0
+	for i, pi := range p {
+		qi := qs[i]
 		du := f.su * (grad[i] + (f.coef-1)*priorGrad[i])
-		pn, gp := f.momentum(qi, d[i], dPrev[i], pi, grad[i], du, f.u[c], mu[i], mp[i], mq[i], mqhat[i], noise[i])
+		gp := f.gammaP(qi, inside[i], dQdu[i], du, dDdp[i], dQdp[i], 1+fe[i])
+		pn := f.nextMomentum(qi, ds[i], fe[i], gp, pi, grad[i], noise[i], 0)
 		gammaP[i], mu[i], mp[i], mq[i], p[i] = gp, f.u[c], pi, qi, pn
 		if c++; c == k {
 			c = 0
@@ -108,20 +154,6 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedScratch, l
 		gt := -quotient(q2-mq[i], pn-mp[i])
 		theta[i], gammaThet[i], mqhat[i] = theta[i]+eta*(q2*pn+gt), gt, q2
 	}
-}
-
-// momentum is stepPlain's momentum update of one coordinate with
-// finite-difference Γ: it returns p_{t+1} and Γ_p.
-func (f *fusedFD) momentum(q, fNow, fHat, p, g, du, u, mu, mp, mq, mqhat, noise float64) (pn, gp float64) {
-	cfg := &f.cfg
-	dpart, dhat := cfg.DScale*math.Abs(fNow), cfg.DScale*math.Abs(fHat)
-	dQdu := quotient(q-mqhat, u-mu)
-	dQdp := quotient(mqhat-mq, p-mp)
-	dDdp := quotient(dpart-dhat, p-mp)
-	d, inside := f.diffusion(q, dpart)
-	e, slope := f.friction(d)
-	gp = f.gammaP(q, inside, dQdu, du, dDdp, dQdp, slope)
-	return f.nextMomentum(q, d, e, gp, p, g, noise, 0), gp
 }
 
 // canFuseExact reports whether the exact step can take the fused path.

@@ -203,10 +203,13 @@ func (s *Kernel) nextMomentum(q, d, e, gp, p, g, noise, b2 float64) float64 {
 	return p + e*p - eta*(q*g) + eta*gp + math.Sqrt(max(-2*e-b2, 0))*noise
 }
 
+// quotientTiny is the smallest |b| quotient divides by.
+const quotientTiny = 1e-10
+
 // quotient is a/b, or 0 when b is too small for the quotient to mean
 // anything (the authors add 1e−7 to b instead, which is not sign-aware).
 func quotient(a, b float64) float64 {
-	if math.Abs(b) < 1e-10 {
+	if math.Abs(b) < quotientTiny {
 		return 0
 	}
 	return a / b

@@ -124,3 +124,27 @@ func addSquares32(acc *float64, x *float32, n int)
 
 //go:noescape
 func addSquares64(acc *float64, x *float64, n int)
+
+func simdExpm1Small(y, x []float64) int {
+	n := len(y) &^ 3
+	if !useSIMD || n == 0 {
+		return 0
+	}
+	expm1Small(&y[0], &x[:n][0], &expm1Consts, n)
+	return n
+}
+
+func simdQuotient(y, a, b []float64, tiny float64) int {
+	n := len(y) &^ 3
+	if !useSIMD || n == 0 {
+		return 0
+	}
+	quotient(&y[0], &a[:n][0], &b[:n][0], tiny, n)
+	return n
+}
+
+//go:noescape
+func expm1Small(y, x *float64, c *[9]float64, n int)
+
+//go:noescape
+func quotient(y, a, b *float64, tiny float64, n int)

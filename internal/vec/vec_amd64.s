@@ -181,3 +181,92 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func expm1Small(y, x *float64, c *[9]float64, n int)
+// y = math.Expm1(x) where |x| ≤ ½·ln 2 (the branch of Go's expm1 without
+// argument reduction, k = 0), four lanes at a time, each doing Go's
+// operations in their order; lanes with larger |x| or NaN get values that
+// Expm1 replaces. Go's expm1 returns x itself below 2⁻⁵⁴, which the same
+// formula gives (x² vanishes against x). c holds the constants: ½, Q5, Q4,
+// Q3, Q2, Q1, 1, 3, 6.
+TEXT ·expm1Small(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ c+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSD 0(DX), Y10 // ½
+	VBROADCASTSD 48(DX), Y11 // 1
+	VBROADCASTSD 56(DX), Y12 // 3
+	VBROADCASTSD 64(DX), Y13 // 6
+	XORQ AX, AX
+	SHLQ $3, CX
+
+loop:
+	CMPQ AX, CX
+	JGE done
+	VMOVUPD (SI)(AX*1), Y0 // x
+	VMULPD Y10, Y0, Y1 // hfx = 0.5·x
+	VMULPD Y1, Y0, Y2 // hxs = x·hfx
+	VBROADCASTSD 8(DX), Y3
+	VMULPD Y3, Y2, Y3 // hxs·Q5
+	VBROADCASTSD 16(DX), Y4
+	VADDPD Y4, Y3, Y3 // Q4 + …
+	VMULPD Y3, Y2, Y3
+	VBROADCASTSD 24(DX), Y4
+	VADDPD Y4, Y3, Y3 // Q3 + …
+	VMULPD Y3, Y2, Y3
+	VBROADCASTSD 32(DX), Y4
+	VADDPD Y4, Y3, Y3 // Q2 + …
+	VMULPD Y3, Y2, Y3
+	VBROADCASTSD 40(DX), Y4
+	VADDPD Y4, Y3, Y3 // Q1 + …
+	VMULPD Y3, Y2, Y3
+	VADDPD Y11, Y3, Y3 // r1 = 1 + hxs·(…)
+	VMULPD Y1, Y3, Y4 // r1·hfx
+	VSUBPD Y4, Y12, Y4 // t = 3 − r1·hfx
+	VSUBPD Y4, Y3, Y5 // r1 − t
+	VMULPD Y4, Y0, Y6 // x·t
+	VSUBPD Y6, Y13, Y6 // 6 − x·t
+	VDIVPD Y6, Y5, Y5 // (r1 − t)/(6 − x·t)
+	VMULPD Y5, Y2, Y5 // e = hxs·(…)
+	VMULPD Y5, Y0, Y7 // x·e
+	VSUBPD Y2, Y7, Y7 // x·e − hxs
+	VSUBPD Y7, Y0, Y7 // x − (x·e − hxs)
+	VMOVUPD Y7, (DI)(AX*1)
+	ADDQ $32, AX
+	JMP loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func quotient(y, a, b *float64, tiny float64, n int)
+// y = a/b, or +0 where |b| < tiny (ordered: a NaN b divides), four at a
+// time.
+TEXT ·quotient(SB), NOSPLIT, $0-40
+	MOVQ y+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	VBROADCASTSD tiny+24(FP), Y14
+	MOVQ n+32(FP), CX
+	VPCMPEQQ Y15, Y15, Y15
+	VPSRLQ $1, Y15, Y15
+	XORQ AX, AX
+	SHLQ $3, CX
+
+loop:
+	CMPQ AX, CX
+	JGE done
+	VMOVUPD (DX)(AX*1), Y1 // b
+	VMOVUPD (SI)(AX*1), Y0 // a
+	VDIVPD Y1, Y0, Y0 // a/b
+	VANDPD Y15, Y1, Y1 // |b|
+	VCMPPD $0x11, Y14, Y1, Y1 // |b| < tiny
+	VANDNPD Y0, Y1, Y0 // 0 there
+	VMOVUPD Y0, (DI)(AX*1)
+	ADDQ $32, AX
+	JMP loop
+
+done:
+	VZEROUPPER
+	RET

@@ -16,3 +16,6 @@ func simdTo32(y []float32, x []float64) int                        { return 0 }
 func simdTo64(y []float64, x []float32) int                        { return 0 }
 func simdTo64Add(y, sum []float64, x []float32) int                { return 0 }
 func simdAddSquares[T float32 | float64](acc []float64, x []T) int { return 0 }
+
+func simdExpm1Small(y, x []float64) int                { return 0 }
+func simdQuotient(y, a, b []float64, tiny float64) int { return 0 }
