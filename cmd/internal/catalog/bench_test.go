@@ -235,7 +235,9 @@ func BenchmarkMNISTUnroll(b *testing.B) {
 // the unrolled steps, the losses, back-propagation through time and the
 // optimiser steps. It runs the unroll on one core and on GOMAXPROCS cores
 // in turn, each with its problem built at that core count (the GRU's chain
-// groups follow it), and reports both times and their ratio, cores-x.
+// groups follow it), and reports the median of each over the b.N rounds
+// and their ratio, cores-x: run several rounds (-benchtime 3x) where the
+// machine's speed drifts.
 func benchUnroll(b *testing.B, name string, o Options) {
 	cores := runtime.GOMAXPROCS(0)
 	for _, dt := range benchDtypes {
@@ -257,12 +259,13 @@ func benchUnroll(b *testing.B, name string, o Options) {
 				}
 				return time.Since(began).Seconds()
 			}
+			var one, all []float64
 			for i := 0; i < b.N; i++ {
-				one, all := unroll(1), unroll(cores)
-				b.ReportMetric(one, "s/unroll-1-core")
-				b.ReportMetric(all, "s/unroll")
-				b.ReportMetric(one/all, "cores-x")
+				one, all = append(one, unroll(1)), append(all, unroll(cores))
 			}
+			b.ReportMetric(median(one), "s/unroll-1-core")
+			b.ReportMetric(median(all), "s/unroll")
+			b.ReportMetric(median(one)/median(all), "cores-x")
 		})
 	}
 }
@@ -287,3 +290,4 @@ func newTrainer(tb testing.TB, task *Task, cfg train.Config) *train.Trainer {
 	}
 	return tr
 }
+
