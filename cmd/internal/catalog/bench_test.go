@@ -290,4 +290,3 @@ func newTrainer(tb testing.TB, task *Task, cfg train.Config) *train.Trainer {
 	}
 	return tr
 }
-
