@@ -54,11 +54,13 @@ run "Bayesian GRU energy + gradient of an 870-frame sequence, 20 chains: segment
 run "The machine's GEMM rate (the floor's), float64 and float32, one core and all, OpenBLAS with its kernels named" \
 	go test -tags openblas ./internal/flops -run '^$' -bench Peak -benchtime 1x
 run "Whole sample runs on mnist-nt against the step's FLOP floor, OpenBLAS: ms/step, floor, cores-x (one core over all), nn/sghmc" \
-	go test -tags openblas ./cmd/sample -run '^$' -bench MNISTNTRun -benchtime 1x -timeout 60m
+	go test -tags openblas ./cmd/sample -run '^$' -bench MNISTNTRun -benchtime 3x -timeout 90m
 run "Bayesian GRU energy + gradient, OpenBLAS, on one core and on two (chain groups in parallel)" \
 	go test -tags openblas ./tasks/gru -run '^$' -bench EnergyRatio -benchtime 3x -cpu 1,2
 run "One meta-training unroll at MLP size on one core and on two" \
 	go test ./train -run '^$' -bench UnrollMLPSize -benchtime 1x -cpu 1,2 -timeout 30m
+run "One unroll of the NT set-up's meta-training (mnist-relu, 20 chains of 784-20-10, 99 steps), OpenBLAS, on one core and on all, medians of three rounds: s/unroll, cores-x" \
+	go test -tags openblas ./cmd/internal/catalog -run '^$' -bench MNISTUnroll -benchtime 3x -cpu 2 -timeout 30m
 run "One unroll of the Piano GRU meta-training (the main job's: H = 100, 20 chains, 70 steps), OpenBLAS, on one core and on all: s/unroll, cores-x" \
 	go test -tags openblas ./cmd/internal/catalog -run '^$' -bench PianoGRUUnroll -benchtime 1x -timeout 30m
 run "Scoring Piano's test split, 20 chains, H = 200" \
