@@ -100,3 +100,63 @@ func BenchmarkExpm1(b *testing.B) {
 }
 
 func nanotime() int64 { return time.Now().UnixNano() }
+
+// Exp is math.Exp bit for bit: on the vector kernel's range, at its edges,
+// beyond them and on the special values, on every length up to a few
+// vectors.
+func TestExpIsTheStandardLibrary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	x := []float64{0, math.Copysign(0, -1), expMax, -expMax, math.Nextafter(expMax, 1000), math.Nextafter(-expMax, -1000),
+		709.78, -745.1, -708.5, 1e-300, 5e-324, math.Inf(1), math.Inf(-1), math.NaN(), 0.5 * math.Ln2, -0.5 * math.Ln2}
+	for range 1 << 16 {
+		switch rng.IntN(3) {
+		case 0:
+			x = append(x, -rng.Float64()*30) // log-softmax's shifted logits
+		case 1:
+			x = append(x, (rng.Float64()*2-1)*expMax)
+		default:
+			x = append(x, rng.NormFloat64()*math.Ldexp(1, rng.IntN(12)-6))
+		}
+	}
+	check := func(x []float64) {
+		y := make([]float64, len(x))
+		Exp(y, x)
+		for i, v := range x {
+			if want := math.Exp(v); !same(y[i], want) {
+				t.Fatalf("Exp(%v) = %v, want %v", v, y[i], want)
+			}
+		}
+	}
+	check(x)
+	for n := 0; n <= 13; n++ {
+		for off := 0; off < 3; off++ {
+			check(x[off : off+n])
+		}
+	}
+}
+
+// BenchmarkExp times Exp and math.Exp on shifted logits in [−30, 0],
+// alternately.
+//
+//	go test ./internal/vec -run '^$' -bench 'Exp$' -cpu 1
+func BenchmarkExp(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x, y := make([]float64, 5000), make([]float64, 5000)
+	for i := range x {
+		x[i] = -30 * rng.Float64()
+	}
+	var took [2]float64
+	for i := 0; i < b.N; i++ {
+		start := nanotime()
+		Exp(y, x)
+		mid := nanotime()
+		for j, v := range x {
+			y[j] = math.Exp(v)
+		}
+		took[0] += float64(mid - start)
+		took[1] += float64(nanotime() - mid)
+	}
+	b.ReportMetric(took[0]/float64(b.N*len(x)), "ns/elem")
+	b.ReportMetric(took[1]/float64(b.N*len(x)), "math-ns/elem")
+	b.ReportMetric(took[1]/took[0], "math/vec")
+}

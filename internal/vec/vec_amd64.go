@@ -148,3 +148,20 @@ func expm1Small(y, x *float64, c *[9]float64, n int)
 
 //go:noescape
 func quotient(y, a, b *float64, tiny float64, n int)
+
+// expSIMD enables the vector exponential: its kernel follows math.Exp's
+// fused multiply-add path, which Go takes where the processor has AVX and
+// FMA.
+var expSIMD = cpu.X86.HasAVX && cpu.X86.HasFMA
+
+func simdExp(y, x []float64) int {
+	n := len(y) &^ 3
+	if !useSIMD || !expSIMD || n == 0 {
+		return 0
+	}
+	expFMA(&y[0], &x[:n][0], &expConsts, n)
+	return n
+}
+
+//go:noescape
+func expFMA(y, x *float64, c *[14]float64, n int)

@@ -270,3 +270,70 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func expFMA(y, x *float64, c *[14]float64, n int)
+// y = math.Exp(x) where |x| ≤ 700, four lanes at a time, each doing the
+// operations of Go's amd64 archExp on its fused multiply-add path (the one
+// it takes where the processor has AVX and FMA) in their order; lanes with
+// larger |x| or NaN get values that Exp replaces. c holds the constants:
+// log₂e, ln 2's upper and lower parts, 1/16, the Taylor coefficients 1/8!
+// to 1/3!, ½, 1, 2, and the exponent's bias 1023 (as an integer).
+TEXT ·expFMA(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ c+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSD 0(DX), Y8 // log₂e
+	VBROADCASTSD 8(DX), Y9 // ln 2, upper
+	VBROADCASTSD 16(DX), Y10 // ln 2, lower
+	VBROADCASTSD 24(DX), Y11 // 1/16
+	VBROADCASTSD 96(DX), Y12 // 2
+	VBROADCASTSD 88(DX), Y13 // 1
+	VPBROADCASTQ 104(DX), Y14 // 1023
+	XORQ AX, AX
+	SHLQ $3, CX
+
+loop:
+	CMPQ AX, CX
+	JGE done
+	VMOVUPD (SI)(AX*1), Y0 // x
+	VMULPD Y8, Y0, Y1 // x·log₂e
+	VCVTPD2DQY Y1, X2 // its nearest integer k
+	VCVTDQ2PD X2, Y1 // float64(k)
+	VFNMADD231PD Y9, Y1, Y0 // x − k·ln2U
+	VFNMADD231PD Y10, Y1, Y0 // − k·ln2L
+	VMULPD Y11, Y0, Y0 // /16
+	VBROADCASTSD 32(DX), Y3 // 1/8!
+	VBROADCASTSD 40(DX), Y5
+	VFMADD213PD Y5, Y0, Y3 // x·… + 1/7!
+	VBROADCASTSD 48(DX), Y5
+	VFMADD213PD Y5, Y0, Y3 // 1/6!
+	VBROADCASTSD 56(DX), Y5
+	VFMADD213PD Y5, Y0, Y3 // 1/5!
+	VBROADCASTSD 64(DX), Y5
+	VFMADD213PD Y5, Y0, Y3 // 1/4!
+	VBROADCASTSD 72(DX), Y5
+	VFMADD213PD Y5, Y0, Y3 // 1/3!
+	VBROADCASTSD 80(DX), Y5
+	VFMADD213PD Y5, Y0, Y3 // ½
+	VFMADD213PD Y13, Y0, Y3 // 1
+	VMULPD Y3, Y0, Y0 // e^{x/16} − 1, then squared four times:
+	VADDPD Y12, Y0, Y3
+	VMULPD Y3, Y0, Y0 // (y + 2)·y
+	VADDPD Y12, Y0, Y3
+	VMULPD Y3, Y0, Y0
+	VADDPD Y12, Y0, Y3
+	VMULPD Y3, Y0, Y0
+	VADDPD Y12, Y0, Y3
+	VFMADD213PD Y13, Y3, Y0 // (y + 2)·y + 1
+	VPMOVSXDQ X2, Y4 // k as int64
+	VPADDQ Y14, Y4, Y4 // + 1023
+	VPSLLQ $52, Y4, Y4 // 2^k
+	VMULPD Y4, Y0, Y0
+	VMOVUPD Y0, (DI)(AX*1)
+	ADDQ $32, AX
+	JMP loop
+
+done:
+	VZEROUPPER
+	RET

@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/internal/vec"
 )
 
 // logLikOp is the minibatch term of the energy for K chains at once: from
@@ -79,11 +80,14 @@ func (op logLikOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, er
 // in float64.
 func logLik[T float32 | float64](out, l, y []T, m, c int, scale float64) {
 	byChain(len(out), func(lo, hi int) {
+		var sm softmaxRows
 		for k := lo; k < hi; k++ {
+			rows := l[k*m*c : (k+1)*m*c]
+			rowExps(&sm, rows, m, c)
 			sum := 0.0
 			for r := 0; r < m; r++ {
-				row, yr := l[(k*m+r)*c:(k*m+r+1)*c], y[r*c:(r+1)*c]
-				lse := logSumExp(row)
+				row, yr := rows[r*c:(r+1)*c], y[r*c:(r+1)*c]
+				lse := sm.logSumExp(r, c)
 				for j, w := range yr {
 					if w != 0 {
 						sum += float64(w) * (float64(row[j]) - lse)
@@ -95,17 +99,40 @@ func logLik[T float32 | float64](out, l, y []T, m, c int, scale float64) {
 	})
 }
 
-// logSumExp returns log Σ exp(x), in float64.
-func logSumExp[T float32 | float64](x []T) float64 {
-	mx := math.Inf(-1)
-	for _, v := range x {
-		mx = max(mx, float64(v))
+// softmaxRows holds the exponentials of one chain's logits, each row
+// shifted by its maximum, all of them computed at once (vec.Exp).
+type softmaxRows struct {
+	max, shifted, exp []float64 // the rows' maxima; x − max and e^{x − max}, row-major
+}
+
+// rowExps computes the exponentials of the m rows of c logits into s:
+// each row's maximum (from −∞, in float64), and e^{x − max} as math.Exp
+// gives it.
+func rowExps[T float32 | float64](s *softmaxRows, rows []T, m, c int) {
+	if len(s.max) < m {
+		s.max, s.shifted, s.exp = make([]float64, m), make([]float64, m*c), make([]float64, m*c)
 	}
-	s := 0.0
-	for _, v := range x {
-		s += math.Exp(float64(v) - mx)
+	for r := 0; r < m; r++ {
+		row, sh := rows[r*c:(r+1)*c], s.shifted[r*c:(r+1)*c]
+		mx := math.Inf(-1)
+		for _, v := range row {
+			mx = max(mx, float64(v))
+		}
+		for j, v := range row {
+			sh[j] = float64(v) - mx
+		}
+		s.max[r] = mx
 	}
-	return mx + math.Log(s)
+	vec.Exp(s.exp[:m*c], s.shifted[:m*c])
+}
+
+// logSumExp returns log Σ exp(x) of row r, in float64, the sum in order.
+func (s *softmaxRows) logSumExp(r, c int) float64 {
+	sum := 0.0
+	for _, e := range s.exp[r*c : (r+1)*c] {
+		sum += e
+	}
+	return s.max[r] + math.Log(sum)
 }
 
 func (op logLikOp) DiffWRT(int) []bool { return []bool{true, false} }
@@ -189,11 +216,13 @@ func (op logLikGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value
 // the cores.
 func logLikGrad[T float32 | float64](d, l, y, g []T, m, c int, scale float64) {
 	byChain(len(g), func(lo, hi int) {
+		var sm softmaxRows
 		for k := lo; k < hi; k++ {
 			s := scale * float64(g[k])
+			rowExps(&sm, l[k*m*c:(k+1)*m*c], m, c)
 			for r := 0; r < m; r++ {
 				at := (k*m + r) * c
-				row, yr, dr := l[at:at+c], y[r*c:(r+1)*c], d[at:at+c]
+				yr, dr := y[r*c:(r+1)*c], d[at:at+c]
 				w := 0.0
 				for _, v := range yr {
 					w += float64(v)
@@ -202,13 +231,8 @@ func logLikGrad[T float32 | float64](d, l, y, g []T, m, c int, scale float64) {
 					clear(dr)
 					continue
 				}
-				mx := math.Inf(-1)
-				for _, v := range row {
-					mx = max(mx, float64(v))
-				}
 				z := 0.0
-				for j, v := range row {
-					e := math.Exp(float64(v) - mx)
+				for j, e := range sm.exp[r*c : (r+1)*c] {
 					dr[j] = T(e)
 					z += e
 				}
