@@ -30,12 +30,20 @@ func TestExpm1IsTheStandardLibrary(t *testing.T) {
 			x = append(x, rng.NormFloat64()*50)
 		}
 	}
+	checkAgainst(t, "Expm1", Expm1, math.Expm1, x)
+}
+
+// checkAgainst checks that f(y, x) sets y[i] to want(x[i]) bit for bit, on x
+// and on its first slices of every length up to a few vectors, aligned or
+// not.
+func checkAgainst(t *testing.T, name string, f func(y, x []float64), want func(float64) float64, x []float64) {
+	t.Helper()
 	check := func(x []float64) {
 		y := make([]float64, len(x))
-		Expm1(y, x)
+		f(y, x)
 		for i, v := range x {
-			if want := math.Expm1(v); !same(y[i], want) {
-				t.Fatalf("Expm1(%v) = %v, want %v", v, y[i], want)
+			if w := want(v); !same(y[i], w) {
+				t.Fatalf("%s(%v) = %v, want %v", name, v, y[i], w)
 			}
 		}
 	}
@@ -77,29 +85,37 @@ func TestQuotient(t *testing.T) {
 // arguments, −η·D_f in [−0.3, 0], alternately.
 //
 //	go test ./internal/vec -run '^$' -bench Expm1 -cpu 1
-func BenchmarkExpm1(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	x, y := make([]float64, 512), make([]float64, 512)
-	for i := range x {
-		x[i] = -0.3 * rng.Float64()
-	}
-	var took [2]float64
-	for i := 0; i < b.N; i++ {
-		start := nanotime()
-		Expm1(y, x)
-		mid := nanotime()
-		for j, v := range x {
-			y[j] = math.Expm1(v)
-		}
-		took[0] += float64(mid - start)
-		took[1] += float64(nanotime() - mid)
-	}
-	b.ReportMetric(took[0]/float64(b.N*len(x)), "ns/elem")
-	b.ReportMetric(took[1]/float64(b.N*len(x)), "math-ns/elem")
-	b.ReportMetric(took[1]/took[0], "math/vec")
-}
+func BenchmarkExpm1(b *testing.B) { benchAgainst(b, Expm1, math.Expm1, 512, -0.3) }
 
-func nanotime() int64 { return time.Now().UnixNano() }
+// BenchmarkExp times Exp and math.Exp on shifted logits in [−30, 0],
+// alternately.
+//
+//	go test ./internal/vec -run '^$' -bench 'Exp$' -cpu 1
+func BenchmarkExp(b *testing.B) { benchAgainst(b, Exp, math.Exp, 5000, -30) }
+
+// benchAgainst times f and the standard library's g alternately on n
+// arguments uniform between lo and 0, and reports both and their ratio.
+func benchAgainst(b *testing.B, f func(y, x []float64), g func(float64) float64, n int, lo float64) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x, y := make([]float64, n), make([]float64, n)
+	for i := range x {
+		x[i] = lo * rng.Float64()
+	}
+	var took [2]time.Duration
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		f(y, x)
+		mid := time.Now()
+		for j, v := range x {
+			y[j] = g(v)
+		}
+		took[0] += mid.Sub(start)
+		took[1] += time.Since(mid)
+	}
+	b.ReportMetric(float64(took[0].Nanoseconds())/float64(b.N*n), "ns/elem")
+	b.ReportMetric(float64(took[1].Nanoseconds())/float64(b.N*n), "math-ns/elem")
+	b.ReportMetric(float64(took[1])/float64(took[0]), "math/vec")
+}
 
 // Exp is math.Exp bit for bit: on the vector kernel's range, at its edges,
 // beyond them and on the special values, on every length up to a few
@@ -118,45 +134,5 @@ func TestExpIsTheStandardLibrary(t *testing.T) {
 			x = append(x, rng.NormFloat64()*math.Ldexp(1, rng.IntN(12)-6))
 		}
 	}
-	check := func(x []float64) {
-		y := make([]float64, len(x))
-		Exp(y, x)
-		for i, v := range x {
-			if want := math.Exp(v); !same(y[i], want) {
-				t.Fatalf("Exp(%v) = %v, want %v", v, y[i], want)
-			}
-		}
-	}
-	check(x)
-	for n := 0; n <= 13; n++ {
-		for off := 0; off < 3; off++ {
-			check(x[off : off+n])
-		}
-	}
-}
-
-// BenchmarkExp times Exp and math.Exp on shifted logits in [−30, 0],
-// alternately.
-//
-//	go test ./internal/vec -run '^$' -bench 'Exp$' -cpu 1
-func BenchmarkExp(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	x, y := make([]float64, 5000), make([]float64, 5000)
-	for i := range x {
-		x[i] = -30 * rng.Float64()
-	}
-	var took [2]float64
-	for i := 0; i < b.N; i++ {
-		start := nanotime()
-		Exp(y, x)
-		mid := nanotime()
-		for j, v := range x {
-			y[j] = math.Exp(v)
-		}
-		took[0] += float64(mid - start)
-		took[1] += float64(nanotime() - mid)
-	}
-	b.ReportMetric(took[0]/float64(b.N*len(x)), "ns/elem")
-	b.ReportMetric(took[1]/float64(b.N*len(x)), "math-ns/elem")
-	b.ReportMetric(took[1]/took[0], "math/vec")
+	checkAgainst(t, "Exp", Exp, math.Exp, x)
 }
