@@ -31,6 +31,8 @@ run "Standard normal draws, a 20-chain mnist-nt step's 669,000: spans.Normals ag
 	go test ./internal/spans -run '^$' -bench Normals -cpu 1 -benchtime 50x
 run "A later layer's bias add and ReLU on 20 × 500 × 40 float32 activations: internal/vec's AVX2 kernel against the scalar loop, alternately (scalar/simd)" \
 	go test ./internal/vec -run '^$' -bench AddReLU -cpu 1
+run "math.Expm1 on the friction step's arguments and math.Exp on shifted logits: internal/vec's kernels against the standard library, alternately (math/vec)" \
+	go test ./internal/vec -run '^$' -bench Exp -cpu 1
 run "NNSGHMC's update alone on 2^20 coordinates, networks 2/3 → 10 → 1: graph-free exact, finite-difference and Γ-free steps, and the exact step by autodiff of the step graph" \
 	go test ./internal/nnkernel -run '^$' -bench NNSGHMCUpdate -benchtime 5x
 run "The per-coordinate networks 2 → 10 → 1 (f_Q) and 3 → 10 → 1 (f_D), ReLU, on 2^20 rows, each op kind: row-by-row kernel vs the general blocked one" \
