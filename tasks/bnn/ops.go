@@ -70,15 +70,6 @@ func (op biasActOp) shapes(z, b tensor.Shape) (m, out int, err error) {
 	return m, out, nil
 }
 
-// zRow returns the offset in z of chain c, row r, unit 0, and the stride
-// between units.
-func (op biasActOp) zRow(c, r, m, out int) (off, stride int) {
-	if op.first {
-		return r*out*op.k + c, op.k
-	}
-	return (c*m + r) * out, 1
-}
-
 func (op biasActOp) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	return hm.NewFnType(G.TensorType{Dims: op.zDims(), Of: a}, G.TensorType{Dims: 2, Of: a}, G.TensorType{Dims: 3, Of: a})
@@ -124,11 +115,13 @@ func (op biasActOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, e
 // layer's z keeps all chains of a row side by side, so each of its rows is
 // read while it is in cache.
 func biasAct[T float32 | float64](op biasActOp, y, z, b []T, m, out int) {
-	k := op.k
-	bt := make([]T, k*out) // the biases chain-first, (K, out), for the later layers
-	for j := 0; j < out; j++ {
-		for c := 0; c < k; c++ {
-			bt[c*out+j] = b[j*k+c]
+	var bt []T // a later layer's biases chain-first, (K, out)
+	if k := op.k; !op.first {
+		bt = make([]T, k*out)
+		for j := 0; j < out; j++ {
+			for c := 0; c < k; c++ {
+				bt[c*out+j] = b[j*k+c]
+			}
 		}
 	}
 	byRows(m, func(lo, hi int) { biasActRows(op, y, z, b, bt, m, out, lo, hi) })
