@@ -33,17 +33,3 @@ func Expm1(y, x []float64) {
 		y[i] = math.Expm1(x[i])
 	}
 }
-
-// Quotient sets y[i] = a[i]/b[i], or +0 where |b[i]| < tiny. a and b are at
-// least as long as y.
-func Quotient(y, a, b []float64, tiny float64) {
-	n := simdQuotient(y, a, b, tiny)
-	a, b = a[:len(y)], b[:len(y)]
-	for i := n; i < len(y); i++ {
-		if math.Abs(b[i]) < tiny {
-			y[i] = 0
-		} else {
-			y[i] = a[i] / b[i]
-		}
-	}
-}

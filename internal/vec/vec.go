@@ -1,11 +1,15 @@
 // Package vec holds element-wise kernels over float32 and float64 slices
-// that the energies' ops run on every step: a bias add with or without a
-// ReLU, the ReLU's derivative, and a running sum. On amd64 with AVX2 they
-// run eight (float32) or four (float64) lanes at a time, each lane doing
-// the scalar loop's one operation, so the results are the scalar loops'
-// bit for bit (TestKernelsMatchScalarLoops); the build tag purego keeps
+// for the work every sampler step does per coordinate or per activation:
+// bias adds with or without ReLU and ReLU's derivative, running sums,
+// conversions between float64 and float32, sums of squares, guarded
+// quotients, and math.Exp and math.Expm1. On amd64 with AVX2 they run
+// eight (float32) or four (float64) lanes at a time, each lane doing the
+// scalar loop's operations in its order, so the results are the scalar
+// loops' (and the math package's) bit for bit; the build tag purego keeps
 // the scalar loops.
 package vec
+
+import "math"
 
 // AddReLU sets y[i] = max(z[i]+b[i], 0) (Go's max: NaN stays NaN, −0
 // becomes +0). z and b are at least as long as y.
@@ -90,5 +94,19 @@ func AddSquares[T float32 | float64](acc []float64, x []T) {
 	x = x[:len(acc)]
 	for i := n; i < len(acc); i++ {
 		acc[i] += float64(x[i]) * float64(x[i])
+	}
+}
+
+// Quotient sets y[i] = a[i]/b[i], or +0 where |b[i]| < tiny. a and b are at
+// least as long as y.
+func Quotient(y, a, b []float64, tiny float64) {
+	n := simdQuotient(y, a, b, tiny)
+	a, b = a[:len(y)], b[:len(y)]
+	for i := n; i < len(y); i++ {
+		if math.Abs(b[i]) < tiny {
+			y[i] = 0
+		} else {
+			y[i] = a[i] / b[i]
+		}
 	}
 }

@@ -13,6 +13,15 @@ var simdAvailable = cpu.X86.HasAVX2
 // The simd functions run their kernel on the longest prefix of y that is a
 // whole number of vectors and return its length (0 without AVX2).
 
+// fours returns the length of the longest prefix of n elements that is a
+// whole number of four-lane vectors, or 0 where the kernels are off.
+func fours(n int) int {
+	if !useSIMD {
+		return 0
+	}
+	return n &^ 3
+}
+
 func simdAddReLU[T float32 | float64](y, z, b []T) int {
 	return run(y, z, b, addReLU32, addReLU64)
 }
@@ -70,35 +79,32 @@ func keepPositive32(y, x1, x2 *float32, n int)
 func keepPositive64(y, x1, x2 *float64, n int)
 
 func simdTo32(y []float32, x []float64) int {
-	n := len(y) &^ 3
-	if !useSIMD || n == 0 {
-		return 0
+	n := fours(len(y))
+	if n > 0 {
+		to32(&y[0], &x[:n][0], n)
 	}
-	to32(&y[0], &x[:n][0], n)
 	return n
 }
 
 func simdTo64(y []float64, x []float32) int {
-	n := len(y) &^ 3
-	if !useSIMD || n == 0 {
-		return 0
+	n := fours(len(y))
+	if n > 0 {
+		to64(&y[0], &x[:n][0], n)
 	}
-	to64(&y[0], &x[:n][0], n)
 	return n
 }
 
 func simdTo64Add(y, sum []float64, x []float32) int {
-	n := len(y) &^ 3
-	if !useSIMD || n == 0 {
-		return 0
+	n := fours(len(y))
+	if n > 0 {
+		to64Add(&y[0], &sum[:n][0], &x[:n][0], n)
 	}
-	to64Add(&y[0], &sum[:n][0], &x[:n][0], n)
 	return n
 }
 
 func simdAddSquares[T float32 | float64](acc []float64, x []T) int {
-	n := len(acc) &^ 3
-	if !useSIMD || n == 0 {
+	n := fours(len(acc))
+	if n == 0 {
 		return 0
 	}
 	switch x := any(x).(type) {
@@ -126,20 +132,18 @@ func addSquares32(acc *float64, x *float32, n int)
 func addSquares64(acc *float64, x *float64, n int)
 
 func simdExpm1Small(y, x []float64) int {
-	n := len(y) &^ 3
-	if !useSIMD || n == 0 {
-		return 0
+	n := fours(len(y))
+	if n > 0 {
+		expm1Small(&y[0], &x[:n][0], &expm1Consts, n)
 	}
-	expm1Small(&y[0], &x[:n][0], &expm1Consts, n)
 	return n
 }
 
 func simdQuotient(y, a, b []float64, tiny float64) int {
-	n := len(y) &^ 3
-	if !useSIMD || n == 0 {
-		return 0
+	n := fours(len(y))
+	if n > 0 {
+		quotient(&y[0], &a[:n][0], &b[:n][0], tiny, n)
 	}
-	quotient(&y[0], &a[:n][0], &b[:n][0], tiny, n)
 	return n
 }
 
@@ -155,11 +159,13 @@ func quotient(y, a, b *float64, tiny float64, n int)
 var expSIMD = cpu.X86.HasAVX && cpu.X86.HasFMA
 
 func simdExp(y, x []float64) int {
-	n := len(y) &^ 3
-	if !useSIMD || !expSIMD || n == 0 {
+	if !expSIMD {
 		return 0
 	}
-	expFMA(&y[0], &x[:n][0], &expConsts, n)
+	n := fours(len(y))
+	if n > 0 {
+		expFMA(&y[0], &x[:n][0], &expConsts, n)
+	}
 	return n
 }
 
