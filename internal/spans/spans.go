@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Share cuts [0, n) into spans of the given size and shares them out
@@ -21,6 +22,13 @@ import (
 // f must touch only its span (or its worker's own state); which goroutine
 // gets which span varies from run to run. Share returns when every span is
 // done.
+//
+// The calling goroutine is one of the workers; the others are helpers
+// that wait between calls, spinning for a while (Spin) before they sleep,
+// so that the short serial stretches between a step's parallel kernels do
+// not cost an operating-system wake-up per kernel. A Share called while
+// another runs (from a worker, or from another goroutine) starts
+// goroutines of its own instead.
 func Share(n, span int, newWorker func() (f func(lo, hi int), done func())) {
 	spans := (n + span - 1) / span
 	workers := min(runtime.GOMAXPROCS(0), spans)
@@ -34,26 +42,172 @@ func Share(n, span int, newWorker func() (f func(lo, hi int), done func())) {
 		}
 		return
 	}
-	var next atomic.Int64
+	j := &job{n: n, span: span, spans: int64(spans), helpers: int64(workers - 1), newWorker: newWorker, finished: make(chan struct{}, 1)}
+	if !pool.current.CompareAndSwap(nil, j) {
+		shareByGoroutines(j, workers)
+		return
+	}
+	pool.wake(workers - 1)
+	j.work()
+	j.close()
+	pool.current.Store(nil)
+}
+
+// A job is one call of Share, worked on by its caller and by the helpers
+// that join it.
+type job struct {
+	n, span   int
+	spans     int64
+	helpers   int64 // how many helpers may join
+	newWorker func() (func(lo, hi int), func())
+	next      atomic.Int64 // the next span to take
+	// state counts the helpers working on the job, with closedBit set once
+	// the caller has finished its own spans and joins are refused.
+	state    atomic.Int64
+	finished chan struct{} // receives when the last helper leaves a closed job
+}
+
+const closedBit = 1 << 62
+
+// work takes spans until none is left, as one worker.
+func (j *job) work() {
+	f, done := j.newWorker()
+	for {
+		sp := j.next.Add(1) - 1
+		if sp >= j.spans {
+			break
+		}
+		lo := int(sp) * j.span
+		f(lo, min(lo+j.span, j.n))
+	}
+	if done != nil {
+		done()
+	}
+}
+
+// join adds a helper to the job unless it is closed or has its helpers.
+func (j *job) join() bool {
+	for {
+		s := j.state.Load()
+		if s&closedBit != 0 || s >= j.helpers || j.next.Load() >= j.spans {
+			return false
+		}
+		if j.state.CompareAndSwap(s, s+1) {
+			return true
+		}
+	}
+}
+
+// leave ends a helper's part, telling a waiting caller if it was the last.
+func (j *job) leave() {
+	if j.state.Add(-1) == closedBit {
+		j.finished <- struct{}{}
+	}
+}
+
+// close refuses further helpers and waits for those working: spinning
+// first, as they are at most one span from done, then sleeping.
+func (j *job) close() {
+	s := j.state.Or(closedBit)
+	if s == 0 {
+		return
+	}
+	deadline := time.Now().Add(Spin)
+	for i := 0; j.state.Load() != closedBit; i++ {
+		if i%64 == 63 && time.Now().After(deadline) {
+			<-j.finished
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// shareByGoroutines works on j with workers new goroutines.
+func shareByGoroutines(j *job, workers int) {
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f, done := newWorker()
-			if done != nil {
-				defer done()
-			}
-			for {
-				sp := int(next.Add(1)) - 1
-				if sp >= spans {
-					return
-				}
-				f(sp*span, min((sp+1)*span, n))
-			}
+			j.work()
 		}()
 	}
 	wg.Wait()
+}
+
+// Spin is how long Share's helpers look for the next call before they
+// sleep, and its caller waits for the helpers before it sleeps: longer
+// than the serial stretches between the kernels of a sampler's step,
+// short enough that a program between steps or waiting on input leaves
+// its cores to others within a fraction of a millisecond.
+const Spin = 200 * time.Microsecond
+
+// pool is Share's helpers.
+var pool = newHelpers()
+
+// helpers are the goroutines that join Share's calls: current is the call
+// they work on (nil between calls); sleeping counts those waiting on
+// wakeup for the next call, and started those that exist (read and
+// written only by the caller whose call is current).
+type helpers struct {
+	current  atomic.Pointer[job]
+	sleeping atomic.Int64
+	mu       sync.Mutex
+	wakeup   *sync.Cond
+	started  int
+}
+
+func newHelpers() *helpers {
+	h := &helpers{}
+	h.wakeup = sync.NewCond(&h.mu)
+	return h
+}
+
+// wake makes sure that at least want helpers exist and wakes the sleeping
+// ones, after a call was made current.
+func (h *helpers) wake(want int) {
+	if h.sleeping.Load() == 0 && h.started >= want {
+		return
+	}
+	h.mu.Lock()
+	for ; h.started < want; h.started++ {
+		go h.run()
+	}
+	if h.sleeping.Load() > 0 {
+		h.wakeup.Broadcast()
+	}
+	h.mu.Unlock()
+}
+
+// run is a helper: it joins each new call it finds, spinning for Spin
+// after its last one, then sleeps until the next.
+func (h *helpers) run() {
+	var last *job
+	for {
+		deadline := time.Now().Add(Spin)
+		for i := 1; ; i++ {
+			if j := h.current.Load(); j != nil && j != last {
+				last = j
+				if j.join() {
+					j.work()
+					j.leave()
+				}
+				deadline, i = time.Now().Add(Spin), 0
+				continue
+			}
+			if i%64 == 0 && time.Now().After(deadline) {
+				break
+			}
+			runtime.Gosched()
+		}
+		h.mu.Lock()
+		h.sleeping.Add(1)
+		for j := h.current.Load(); j == nil || j == last; j = h.current.Load() {
+			h.wakeup.Wait()
+		}
+		h.sleeping.Add(-1)
+		h.mu.Unlock()
+	}
 }
 
 // ElementSpan is the span of For and Normals: enough element-wise work

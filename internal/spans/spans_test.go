@@ -4,8 +4,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestShareCoversEachIndexOnce checks that the spans cover [0, n) exactly
@@ -104,4 +106,106 @@ func TestFirst(t *testing.T) {
 			t.Errorf("First = %d, want %d", got, want)
 		}
 	}
+}
+
+// Share works when called from one of its own workers and from several
+// goroutines at once (the calls beside the current one start goroutines of
+// their own), on any number of cores.
+func TestShareNestedAndConcurrent(t *testing.T) {
+	for _, procs := range []int{1, 2, 4} {
+		old := runtime.GOMAXPROCS(procs)
+		const outer, inner = 12, 1000
+		var wg sync.WaitGroup
+		sums := make([]int64, 3)
+		for g := range sums {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var sum atomic.Int64
+				for range 20 {
+					Share(outer, 1, func() (func(lo, hi int), func()) {
+						return func(lo, _ int) {
+							For(inner, func(a, b int) {
+								for i := a; i < b; i++ {
+									sum.Add(int64(lo*inner + i))
+								}
+							})
+						}, nil
+					})
+				}
+				sums[g] = sum.Load()
+			}()
+		}
+		wg.Wait()
+		runtime.GOMAXPROCS(old)
+		n := int64(outer * inner)
+		for g, s := range sums {
+			if want := 20 * n * (n - 1) / 2; s != want {
+				t.Errorf("GOMAXPROCS %d, goroutine %d: the sum of the indices is %d, want %d", procs, g, s, want)
+			}
+		}
+	}
+}
+
+// Share's helpers go to sleep once no call comes for a while, and wake
+// for the next call.
+func TestShareHelpersSleepAndWake(t *testing.T) {
+	old := runtime.GOMAXPROCS(2)
+	defer runtime.GOMAXPROCS(old)
+	var hits atomic.Int64
+	call := func() {
+		Share(4*ElementSpan, ElementSpan, func() (func(lo, hi int), func()) {
+			return func(lo, hi int) { hits.Add(int64(hi - lo)) }, nil
+		})
+	}
+	call()
+	deadline := time.Now().Add(5 * time.Second)
+	for pool.sleeping.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no helper sleeps %v after the last call (Spin is %v)", 5*time.Second, Spin)
+		}
+		time.Sleep(Spin)
+	}
+	call()
+	if got := hits.Load(); got != 8*ElementSpan {
+		t.Errorf("two calls covered %d indices, want %d", got, 8*ElementSpan)
+	}
+}
+
+// BenchmarkShareSteps times what a sampler's step asks of Share: forty
+// element-wise kernels of 4 spans each (64k coordinates, tens of
+// microseconds) one after another, with Share's helpers and, for the
+// ratio pool/goroutines, with new goroutines for every kernel as a Share
+// called beside another gets. Run with -cpu 2: on one core both are the
+// same loop.
+func BenchmarkShareSteps(b *testing.B) {
+	x := make([]float64, 4*ElementSpan)
+	y := make([]float64, len(x))
+	kernel := func() (func(lo, hi int), func()) {
+		return func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				y[i] = 0.5*y[i] + x[i]
+			}
+		}, nil
+	}
+	step := func(share func()) time.Duration {
+		start := time.Now()
+		for range 40 {
+			share()
+		}
+		return time.Since(start)
+	}
+	viaPool := func() { Share(len(x), ElementSpan, kernel) }
+	viaGoroutines := func() {
+		j := &job{n: len(x), span: ElementSpan, spans: 4, newWorker: kernel}
+		shareByGoroutines(j, min(runtime.GOMAXPROCS(0), 4))
+	}
+	var pool, goroutines time.Duration
+	for range b.N {
+		pool += step(viaPool)
+		goroutines += step(viaGoroutines)
+	}
+	b.ReportMetric(float64(pool.Nanoseconds())/float64(b.N)/40, "pool-ns/kernel")
+	b.ReportMetric(float64(goroutines.Nanoseconds())/float64(b.N)/40, "goroutines-ns/kernel")
+	b.ReportMetric(float64(goroutines)/float64(pool), "goroutines/pool")
 }
