@@ -47,10 +47,12 @@ func Share(n, span int, newWorker func() (f func(lo, hi int), done func())) {
 		shareByGoroutines(j, workers)
 		return
 	}
+	defer func() { // also when f panics, so that later calls find no call current
+		j.close()
+		pool.current.Store(nil)
+	}()
 	pool.wake(workers - 1)
 	j.work()
-	j.close()
-	pool.current.Store(nil)
 }
 
 // A job is one call of Share, worked on by its caller and by the helpers
@@ -136,11 +138,13 @@ func shareByGoroutines(j *job, workers int) {
 }
 
 // Spin is how long Share's helpers look for the next call before they
-// sleep, and its caller waits for the helpers before it sleeps: longer
-// than the serial stretches between the kernels of a sampler's step,
-// short enough that a program between steps or waiting on input leaves
-// its cores to others within a fraction of a millisecond.
-const Spin = 200 * time.Microsecond
+// sleep, and its caller waits for the helpers before it sleeps: long
+// enough to bridge most of the serial stretches between the kernels of a
+// sampler's step, short because a spinning thread takes its core from
+// whatever else runs (on a machine busy with other work, helpers that
+// spun for 200 µs made a sequence of small kernels half again slower than
+// new goroutines do; BenchmarkShareSteps).
+const Spin = 50 * time.Microsecond
 
 // pool is Share's helpers.
 var pool = newHelpers()
