@@ -29,6 +29,8 @@ run "Sampler steps on the 20-D toy (steps/s; NNSGHMC/SGHMC is the ratio of ns/op
 	go test ./samplers ./internal/nnkernel -run '^$' -bench Toy -benchtime 300x
 run "Standard normal draws, a 20-chain mnist-nt step's 669,000: spans.Normals against the standard library's NormFloat64 on the same spans, alternately (stdlib/ours)" \
 	go test ./internal/spans -run '^$' -bench Normals -cpu 1 -benchtime 50x
+run "Forty element-wise kernels of 4 spans one after another on two cores: spans.Share with its waiting helpers against new goroutines for each kernel (goroutines/pool)" \
+	go test ./internal/spans -run '^$' -bench ShareSteps -cpu 2 -count 3
 run "A later layer's bias add and ReLU on 20 × 500 × 40 float32 activations: internal/vec's AVX2 kernel against the scalar loop, alternately (scalar/simd)" \
 	go test ./internal/vec -run '^$' -bench AddReLU -cpu 1
 run "math.Expm1 on the friction step's arguments and math.Exp on shifted logits: internal/vec's kernels against the standard library, alternately (math/vec)" \
