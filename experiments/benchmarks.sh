@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs the project's speed and memory benchmarks and writes their output to
-# experiments/BENCHMARKS.md. From the repository root, on an otherwise idle
-# machine (timings on shared machines vary by 2× from round to round):
+# the top of experiments/BENCHMARKS.md, in place of the blocks a run before
+# wrote there; the file's sections from its first "## " heading on (the
+# dated, hand-written comparisons) are kept as they are. From the
+# repository root, on an otherwise idle machine (timings on shared
+# machines vary by 2× from round to round):
 #   METASGMCMC_DATA=… bash experiments/benchmarks.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,5 +72,8 @@ run "One unroll of the Piano GRU meta-training (the main job's: H = 100, 20 chai
 	go test -tags openblas ./cmd/internal/catalog -run '^$' -bench PianoGRUUnroll -benchtime 1x -timeout 30m
 run "Scoring Piano's test split, 20 chains, H = 200" \
 	go test ./tasks/gru -run '^$' -bench ScorePiano -benchtime 1x
+if [ -f "$out" ]; then
+	awk '/^## / { keep = 1 } keep' "$out" >>"$tmp"
+fi
 mv "$tmp" "$out"
 echo "wrote $out"
