@@ -44,14 +44,17 @@ func mnistNTStepFLOPs() float64 {
 //
 //	ms/step     SGHMC on all cores
 //	floor-ms    the step's operations (mnistNTStepFLOPs) at the GEMM rate of
-//	            the machine on as many cores (flops.Peak, measured first)
+//	            the machine on as many cores (flops.Peak, measured in each round)
 //	x-floor     ms/step over floor-ms
 //	cores-x     SGHMC's time on one core over its time on all
 //	nn/sghmc    NNSGHMC's time over SGHMC's, on all cores
 //
-// and logs the BLAS and the cores. Each of the b.N rounds times the three
-// in turn; the metrics are of the medians over the rounds: run several
-// (-benchtime 3x) where the machine's speed drifts.
+// and logs the BLAS and the cores. Each of the b.N rounds measures the
+// GEMM rate and times the three runs in turn, and takes its ratios from
+// its own figures; each metric is the median over the rounds: run several
+// (-benchtime 3x) where the machine's speed drifts, which moves a ratio of
+// figures taken minutes apart more than one of figures taken in the same
+// round.
 //
 //	METASGMCMC_DATA=… go test -tags openblas ./cmd/sample -run '^$' -bench MNISTNTRun -benchtime 3x -timeout 60m
 func BenchmarkMNISTNTRun(b *testing.B) {
@@ -61,8 +64,10 @@ func BenchmarkMNISTNTRun(b *testing.B) {
 	b.Logf("%s; %d cores", openblas.Describe(), cores)
 	for _, dt := range []string{"float64", "float32"} {
 		b.Run(dt, func(b *testing.B) {
-			peak := flops.Peak(dt == "float32", cores, 3)
-			floor := mnistNTStepFLOPs() / peak * 1000
+			floorMs := func() (peak, floor float64) {
+				peak = flops.Peak(dt == "float32", cores, 3)
+				return peak, mnistNTStepFLOPs() / peak * 1000
+			}
 			perStep := func(flags string, procs int) float64 {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 				var t [2]float64
@@ -80,19 +85,22 @@ func BenchmarkMNISTNTRun(b *testing.B) {
 				}
 				return (t[1] - t[0]) / 200 * 1000
 			}
-			var alls, ones, nns []float64
+			var peaks, floors, alls, xFloors, coresX, nnX []float64
 			for i := 0; i < b.N; i++ {
-				alls = append(alls, perStep("sghmc.flags", cores))
-				ones = append(ones, perStep("sghmc.flags", 1))
-				nns = append(nns, perStep("nnsghmc.flags", cores))
+				peak, floor := floorMs()
+				all := perStep("sghmc.flags", cores)
+				one := perStep("sghmc.flags", 1)
+				nn := perStep("nnsghmc.flags", cores)
+				peaks, floors, alls = append(peaks, peak), append(floors, floor), append(alls, all)
+				xFloors, coresX, nnX = append(xFloors, all/floor), append(coresX, one/all), append(nnX, nn/all)
 			}
-			all, one, nn := median(alls), median(ones), median(nns)
-			b.ReportMetric(all, "ms/step")
-			b.ReportMetric(floor, "floor-ms")
-			b.ReportMetric(all/floor, "x-floor")
-			b.ReportMetric(one/all, "cores-x")
-			b.ReportMetric(nn/all, "nn/sghmc")
-			b.ReportMetric(peak/1e9, "peak-GFLOP/s")
+			b.ReportMetric(median(alls), "ms/step")
+			b.ReportMetric(median(floors), "floor-ms")
+			b.ReportMetric(median(xFloors), "x-floor")
+			b.ReportMetric(median(coresX), "cores-x")
+			b.ReportMetric(median(nnX), "nn/sghmc")
+			b.ReportMetric(median(peaks)/1e9, "peak-GFLOP/s")
+			b.Logf("%s, by round: x-floor %.3g, cores-x %.3g, nn/sghmc %.3g", dt, xFloors, coresX, nnX)
 		})
 	}
 }
