@@ -141,9 +141,9 @@ func shareByGoroutines(j *job, workers int) {
 // sleep, and its caller waits for the helpers before it sleeps: long
 // enough to bridge most of the serial stretches between the kernels of a
 // sampler's step, short because a spinning thread takes its core from
-// whatever else runs (on a machine busy with other work, helpers that
-// spun for 200 µs made a sequence of small kernels half again slower than
-// new goroutines do; BenchmarkShareSteps).
+// whatever else runs, this program's other threads included
+// (BenchmarkShareSteps; its figures with another process busy are in
+// experiments/BENCHMARKS.md).
 const Spin = 50 * time.Microsecond
 
 // pool is Share's helpers.
