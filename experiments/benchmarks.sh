@@ -40,6 +40,8 @@ run "math.Expm1 on the friction step's arguments and math.Exp on shifted logits:
 	go test ./internal/vec -run '^$' -bench Exp -cpu 1
 run "NNSGHMC's update alone on 2^20 coordinates, networks 2/3 → 10 → 1: graph-free exact, finite-difference and Γ-free steps, and the exact step by autodiff of the step graph" \
 	go test ./internal/nnkernel -run '^$' -bench NNSGHMCUpdate -benchtime 5x
+run "NNSGHMC's whole step with finite-difference Γ at mnist-nt's size (20 chains of 33,450), its target's evaluation left out, on 1 and 2 cores" \
+	go test ./internal/nnkernel -run '^$' -bench StepFD -benchtime 50x -cpu 1,2
 run "The per-coordinate networks 2 → 10 → 1 (f_Q) and 3 → 10 → 1 (f_D), ReLU, on 2^20 rows, each op kind: row-by-row kernel vs the general blocked one" \
 	go test ./coordnet -run '^$' -bench ShallowMLP -benchtime 10x
 run "One meta-training unroll on the toy (s/unroll, s/step, peak memory)" \

@@ -47,11 +47,13 @@ func (s *Kernel) stepFusedFD(st *samplers.State, e *samplers.Eval) {
 	sc := cfg.scales(e, s.d, s.target.DataSize())
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
 	f := &fusedFD{Kernel: s, featureScales: sc, fq: coordnet.NewChainNet(cfg.Q, sc.u), fd: coordnet.NewChainNet(cfg.D, sc.u)}
+	s.finds = newFinds(s.finds, n, fusedSpan)
 	spans.Share(n, fusedSpan, func() (func(lo, hi int), func()) {
 		b := new(fusedFDScratch)
 		return func(lo, hi int) {
+			found := &s.finds[lo/fusedSpan]
 			for i := lo; i < hi; i += fusedBlock {
-				f.block(st, e, b, i, min(i+fusedBlock, hi))
+				f.block(st, e, b, found, i, min(i+fusedBlock, hi))
 			}
 		}, nil
 	})
@@ -77,13 +79,14 @@ type fusedFDScratch struct {
 }
 
 // block advances the coordinates [lo, hi) in two passes, the momenta then
-// the positions, each evaluating the block's networks first. The first pass
+// the positions, each evaluating the block's networks first, and records
+// in found what it finds in the block's inputs and its new state. The first pass
 // leaves p_t and Q_f(u_t, p_t) in the memory, where the second reads them.
 // The momenta go in three loops, so that the quotients of the finite
 // differences and the friction's exponentials run on vectors (vec.Quotient,
 // vec.Expm1, which give the scalar results bit for bit): their operands and
 // D_f, then those, then the update.
-func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch, lo, hi int) {
+func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch, found *finds, lo, hi int) {
 	cfg := &f.cfg
 	m, k, n := mem(st), f.k, hi-lo
 	theta, p := st.Theta[lo:hi], st.P[lo:hi]
@@ -98,6 +101,7 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch,
 	for i, pi := range p {
 		x[i], xPrev[i], g[i] = ms*pi, ms*mp[i], sg*grad[i]
 	}
+	found.lookInputs(&f.watch, lo, x, g)
 	f.fq.Eval(q, x, nil, c0)
 	f.fd.Eval(d, x, g, c0)
 	f.fd.Eval(dPrev, xPrev, g, c0)
@@ -154,6 +158,7 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch,
 		gt := -quotient(q2-mq[i], pn-mp[i])
 		theta[i], gammaThet[i], mqhat[i] = theta[i]+eta*(q2*pn+gt), gt, q2
 	}
+	found.lookState(lo, theta, p)
 }
 
 // canFuseExact reports whether the exact step can take the fused path.
@@ -172,11 +177,13 @@ func (s *Kernel) stepFusedExact(st *samplers.State) {
 	n := len(st.Theta)
 	fq, fd := coordnet.NewGradNet(cfg.Q), coordnet.NewGradNet(cfg.D)
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
+	s.finds = newFinds(s.finds, n, fusedSpan)
 	spans.Share(n, fusedSpan, func() (func(lo, hi int), func()) {
 		var b fusedScratch
 		return func(lo, hi int) {
+			found := &s.finds[lo/fusedSpan]
 			for i := lo; i < hi; i += fusedBlock {
-				s.exactBlock(st, &fq, &fd, &b, i, min(i+fusedBlock, hi))
+				s.exactBlock(st, &fq, &fd, &b, found, i, min(i+fusedBlock, hi))
 			}
 		}, nil
 	})
@@ -184,8 +191,9 @@ func (s *Kernel) stepFusedExact(st *samplers.State) {
 }
 
 // exactBlock advances the coordinates [lo, hi) with exact Γ: the momenta,
-// then the positions, each pass evaluating the block's networks first.
-func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *fusedScratch, lo, hi int) {
+// then the positions, each pass evaluating the block's networks first. It
+// records in found what it finds in the block's inputs and its new state.
+func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *fusedScratch, found *finds, lo, hi int) {
 	cfg, m, n := &s.cfg, mem(st), hi-lo
 	eta, ms := cfg.StepSize, cfg.MomentumScale
 	theta, p := st.Theta[lo:hi], st.P[lo:hi]
@@ -196,6 +204,7 @@ func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *fus
 	for i, pi := range p {
 		x[i] = ms * pi
 	}
+	found.lookInputs(&s.watch, lo, x, gf)
 	fq.InputGrad2(f, dfu, dfx, u, x)
 	fd.InputGrad3(fD, dfD, u, x, gf)
 	for i, pi := range p {
@@ -222,4 +231,5 @@ func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *fus
 		theta[i] += eta * (q2*pn + gt)
 		gammaThet[i] = gt
 	}
+	found.lookState(lo, theta, p)
 }

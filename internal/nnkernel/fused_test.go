@@ -2,6 +2,7 @@ package nnkernel
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/samplers"
@@ -52,23 +53,32 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 		t.Run(string(c.gamma), func(t *testing.T) {
 			cfg := GammaConfig(c.gamma)
 			cfg.ClampQ, cfg.DMax, cfg.TrainDim = 1.5, 2.5, 900
-			run := func(fast bool) (*samplers.State, *Kernel, int) {
+			// a momentum input outside its watched bounds in the second
+			// span, gradient inputs outside theirs from the first
+			// coordinates on, and two positions that run away in the
+			// second and third spans after the sixth step
+			const planted = fusedSpan + 5
+			runaway := []int{fusedSpan + 17, 2*fusedSpan + 3}
+			run := func(fast bool) (*samplers.State, *Kernel, int, []Outlier, error) {
 				fusedFastPath = fast
 				defer func() { fusedFastPath = true }()
 				s, err := New(target, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
+				s.Watch(&Bounds{-6, 6}, &Bounds{-1e-3, 2e-3})
 				rng := rand.New(rand.NewPCG(4, 2))
 				theta, p := make([]float64, n), make([]float64, n)
 				for i := range theta {
 					theta[i], p[i] = 2*rng.NormFloat64(), rng.NormFloat64()
 				}
+				p[planted] = 10
 				st, err := s.Init(theta, p)
 				if err != nil {
 					t.Fatal(err)
 				}
 				fused := 0
+				var far []Outlier
 				for step := 0; step < 6; step++ {
 					if s.canFuse(mem(st)) || s.canFuseExact() {
 						fused++
@@ -76,13 +86,33 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 					if err := s.Step(rng, st); err != nil {
 						t.Fatal(err)
 					}
+					mom, grad := s.Far()
+					far = append(far, mom, grad)
 				}
-				return st, s, fused
+				m := mem(st)
+				after := &samplers.State{Theta: slices.Clone(st.Theta), P: slices.Clone(st.P), Eval: st.Eval, Steps: st.Steps,
+					Aux: &memory{started: m.started, u: slices.Clone(m.u), p: slices.Clone(m.p), q: slices.Clone(m.q), qhat: slices.Clone(m.qhat)}}
+				for _, i := range runaway {
+					after.Theta[i] = 2e30
+				}
+				return st, s, fused, far, s.Step(rng, after)
 			}
-			fused, _, nFused := run(true)
-			plain, ps, nPlain := run(false)
+			fused, _, nFused, farFused, errFused := run(true)
+			plain, ps, nPlain, farPlain, errPlain := run(false)
 			if nFused != c.fused || nPlain != 0 {
 				t.Fatalf("%d fused steps with the fast path on (want %d), %d with it off", nFused, c.fused, nPlain)
+			}
+			for i := range farPlain {
+				if farFused[i] != farPlain[i] {
+					t.Fatalf("step %d: %s input outside its bounds: fused step %+v, generic step %+v", i/2+1, [2]string{"momentum", "gradient"}[i%2], farFused[i], farPlain[i])
+				}
+				if i%2 == 0 && farPlain[i].Coord != planted || i%2 == 1 && farPlain[i].Coord < 0 {
+					t.Fatalf("step %d: %s input outside its bounds at %+v, want the momentum's at %d and a gradient's", i/2+1, [2]string{"momentum", "gradient"}[i%2], farPlain[i], planted)
+				}
+			}
+			var want error = &samplers.DivergenceError{Step: 7, Chain: runaway[0] % target.k, What: "position"}
+			if errFused == nil || errPlain == nil || errFused.Error() != errPlain.Error() || errPlain.Error() != want.Error() {
+				t.Fatalf("after the runaway positions: fused step %v, generic step %v, want %v", errFused, errPlain, want)
 			}
 
 			// the clamps must bind somewhere: at the last momenta, with the
@@ -131,5 +161,56 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// frozenTarget evaluates priorTarget once and then leaves the evaluation
+// as it is, so that a benchmark of Step times the kernel's own work.
+type frozenTarget struct {
+	priorTarget
+	done bool
+}
+
+func (t *frozenTarget) Evaluate(rng *rand.Rand, theta []float64, e *samplers.Eval) error {
+	if t.done {
+		return nil
+	}
+	t.done = true
+	return t.priorTarget.Evaluate(rng, theta, e)
+}
+
+// BenchmarkStepFD times Step with finite-difference Γ after its first step
+// (the fused path) at mnist-nt's size (33,450 parameters, 20 chains) with
+// the trained networks' shape, the target's evaluation left out (it is
+// evaluated once): the noise, the update and the checks of its state and
+// its inputs.
+//
+//	go test ./internal/nnkernel -run '^$' -bench StepFD -benchtime 50x -cpu 1,2
+func BenchmarkStepFD(b *testing.B) {
+	target := &frozenTarget{priorTarget: priorTarget{d: 33450, k: 20}}
+	cfg := GammaConfig(GammaFD)
+	cfg.ClampQ, cfg.DMax, cfg.TrainDim = 1.5, 2.5, 15910
+	s, err := New(target, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 2))
+	n := target.d * target.k
+	theta, p := make([]float64, n), make([]float64, n)
+	for i := range theta {
+		theta[i], p[i] = 0.1*rng.NormFloat64(), rng.NormFloat64()
+	}
+	st, err := s.Init(theta, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Step(rng, st); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s.Step(rng, st); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

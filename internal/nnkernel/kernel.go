@@ -346,6 +346,9 @@ type Kernel struct {
 	dQdu, dQdp             []float64
 
 	excess NoiseExcess // of the last step
+	watch  [2]*Bounds  // of the momentum and gradient inputs (Watch)
+	far    [2]Outlier  // the last step's inputs outside watch (Far)
+	finds  []finds     // the fused steps' finds, by span
 }
 
 // NoiseExcess is where a step's gradient noise B̂ = ½·η·Q_f²·V̂ exceeded
@@ -372,7 +375,7 @@ func New(t samplers.Target, cfg Config) (*Kernel, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Kernel{target: t, d: t.Dim(), k: t.Chains(), cfg: cfg}, nil
+	return &Kernel{target: t, d: t.Dim(), k: t.Chains(), cfg: cfg, far: [2]Outlier{noOutlier, noOutlier}}, nil
 }
 
 // Config returns the sampler's settings.
@@ -413,6 +416,7 @@ func mem(st *samplers.State) *memory {
 
 // Step implements Kernel.
 func (s *Kernel) Step(rng *rand.Rand, st *samplers.State) error {
+	s.far = [2]Outlier{noOutlier, noOutlier}
 	m := mem(st)
 	if m == nil {
 		return errors.New("nnsghmc: NNSGHMC state was not made by NNSGHMC.Init")
@@ -423,19 +427,27 @@ func (s *Kernel) Step(rng *rand.Rand, st *samplers.State) error {
 	n := s.d * s.k
 	m.noise = grow(m.noise, n)
 	spans.Normals(rng, m.noise)
+	fused := true
 	switch {
 	case st.Eval.NoiseVar != nil: // the gradient noise is handled per coordinate in the plain step
-		s.cfg.Features(st.Eval, s.d, s.k, s.target.DataSize(), &s.feat)
-		s.stepPlain(st)
+		fused = false
 	case s.canFuse(m):
 		s.stepFusedFD(st, st.Eval)
 	case s.canFuseExact():
 		s.cfg.Features(st.Eval, s.d, s.k, s.target.DataSize(), &s.feat)
 		s.stepFusedExact(st)
 	default:
-		s.cfg.Features(st.Eval, s.d, s.k, s.target.DataSize(), &s.feat)
-		s.stepPlain(st)
+		fused = false
 	}
+	if fused {
+		f := first(s.finds)
+		s.far = f.far
+		st.Steps++
+		return f.divergence(st, s.k)
+	}
+	s.cfg.Features(st.Eval, s.d, s.k, s.target.DataSize(), &s.feat)
+	s.far = [2]Outlier{outlier(s.watch[0], s.cfg.MomentumScale, st.P), outlier(s.watch[1], 1, s.feat.GFeat)}
+	s.stepPlain(st)
 	st.Steps++
 	return samplers.CheckState(st, s.k)
 }

@@ -29,7 +29,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/metasgmcmc/metasgmcmc/internal/nnkernel"
-	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 )
 
@@ -214,16 +213,20 @@ func (n *NNSGHMC) Step(rng *rand.Rand, st *samplers.State) error {
 		}
 	}
 	n.checkStepSize(eta)
-	if r := n.tr.Domain.Momentum; r != nil && !n.warned["momentum"] {
-		m := n.tr.Inputs.MomentumScale
-		if i := firstFar(*r, m, st.P); i >= 0 {
-			n.outside("momentum", "momentum input m·p", m*st.P[i], *r, st.Steps+1, i%n.target.Chains())
-		}
+	step := st.Steps + 1
+	n.k.Watch(n.watched("momentum", n.tr.Domain.Momentum), n.watched("gradient", n.tr.Domain.Gradient))
+	err := n.k.Step(rng, st)
+	mom, grad := n.k.Far()
+	if mom.Coord >= 0 {
+		n.outside("momentum", "momentum input m·p", mom.Value, *n.tr.Domain.Momentum, step, mom.Coord%n.target.Chains())
 	}
-	if err := n.k.Step(rng, st); err != nil {
+	if err != nil {
 		return err
 	}
-	n.checkInputs(st)
+	n.checkEnergy(st)
+	if grad.Coord >= 0 {
+		n.outside("gradient", "gradient input s_g·∇Ũ/N", grad.Value, *n.tr.Domain.Gradient, step, grad.Coord%n.target.Chains())
+	}
 	if x := n.k.Excess(); x.B > 0 {
 		k := n.target.Chains()
 		n.once("noise", fmt.Sprintf("nnsghmc: the minibatch gradient noise B̂ = ½·η·Q_f²·V̂ reaches %.3g at step %d (coordinate %d of chain %d), above the diffusion D_f = %.3g there: "+
@@ -243,27 +246,33 @@ func (n *NNSGHMC) checkStepSize(eta float64) {
 	}
 }
 
-// checkInputs warns once for each of the energy and gradient inputs of
-// the evaluation st.Eval that is far outside its training range.
-func (n *NNSGHMC) checkInputs(st *samplers.State) {
-	e, d := st.Eval, n.tr.Domain
-	k := n.target.Chains()
+// checkEnergy warns once when the energy input of the evaluation st.Eval
+// is far outside its training range. The kernel looks at the momentum and
+// gradient inputs during the step (watched).
+func (n *NNSGHMC) checkEnergy(st *samplers.State) {
+	e, r := st.Eval, n.tr.Domain.Energy
+	if r == nil {
+		return
+	}
 	size := n.target.DataSize()
-	if r := d.Energy; r != nil {
-		for c, u := range e.U {
-			x := n.tr.Inputs.EnergyScale * (u + (n.coef-1)*e.Prior[c]) / size
-			if far(*r, x) {
-				n.outside("energy", "energy input u", x, *r, st.Steps, c)
-				break
-			}
+	for c, u := range e.U {
+		x := n.tr.Inputs.EnergyScale * (u + (n.coef-1)*e.Prior[c]) / size
+		if far(*r, x) {
+			n.outside("energy", "energy input u", x, *r, st.Steps, c)
+			break
 		}
 	}
-	if r := d.Gradient; r != nil && !n.warned["gradient"] {
-		sg := n.tr.Inputs.GradScale / size
-		if i := firstFar(*r, sg, e.Grad); i >= 0 {
-			n.outside("gradient", "gradient input s_g·∇Ũ/N", sg*e.Grad[i], *r, st.Steps, i%k)
-		}
+}
+
+// watched returns the bounds beyond which an input is far from its
+// training range r (see near), or nil when it has no range or has been
+// warned of.
+func (n *NNSGHMC) watched(key string, r *Range) *nnkernel.Bounds {
+	if r == nil || n.warned[key] {
+		return nil
 	}
+	lo, hi := near(*r)
+	return &nnkernel.Bounds{Lo: lo, Hi: hi}
 }
 
 // outside warns once that an input is far outside its training range;
@@ -290,18 +299,4 @@ func near(r Range) (lo, hi float64) {
 func far(r Range, x float64) bool {
 	lo, hi := near(r)
 	return x < lo || x > hi
-}
-
-// firstFar returns the first index i at which scale·x[i] lies far from r,
-// or -1; the scan is shared out among the cores.
-func firstFar(r Range, scale float64, x []float64) int {
-	lo, hi := near(r)
-	return spans.First(len(x), func(a, b int) int {
-		for i, v := range x[a:b] {
-			if s := scale * v; s < lo || s > hi {
-				return a + i
-			}
-		}
-		return -1
-	})
 }
