@@ -9,6 +9,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/internal/spans"
 	"github.com/metasgmcmc/metasgmcmc/internal/vec"
 )
 
@@ -79,11 +80,10 @@ func (op logLikOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value, er
 // logLik writes each chain's scaled log-likelihood into out, accumulating
 // in float64.
 func logLik[T float32 | float64](out, l, y []T, m, c int, scale float64) {
-	byChain(len(out), func(lo, hi int) {
-		var sm softmaxRows
+	byChainWith(len(out), func(sm *softmaxRows, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			rows := l[k*m*c : (k+1)*m*c]
-			rowExps(&sm, rows, m, c)
+			rowExps(sm, rows, m, c)
 			sum := 0.0
 			for r := 0; r < m; r++ {
 				row, yr := rows[r*c:(r+1)*c], y[r*c:(r+1)*c]
@@ -96,6 +96,15 @@ func logLik[T float32 | float64](out, l, y []T, m, c int, scale float64) {
 			}
 			out[k] = T(scale * sum)
 		}
+	})
+}
+
+// byChainWith is byChain with a softmaxRows of each worker's own, kept
+// from one chain to the next.
+func byChainWith(k int, f func(sm *softmaxRows, lo, hi int)) {
+	spans.Share(k, 1, func() (func(lo, hi int), func()) {
+		sm := new(softmaxRows)
+		return func(lo, hi int) { f(sm, lo, hi) }, nil
 	})
 }
 
@@ -215,11 +224,10 @@ func (op logLikGradOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value
 // logLikGrad writes the logits' gradient into d, chains shared out among
 // the cores.
 func logLikGrad[T float32 | float64](d, l, y, g []T, m, c int, scale float64) {
-	byChain(len(g), func(lo, hi int) {
-		var sm softmaxRows
+	byChainWith(len(g), func(sm *softmaxRows, lo, hi int) {
 		for k := lo; k < hi; k++ {
 			s := scale * float64(g[k])
-			rowExps(&sm, l[k*m*c:(k+1)*m*c], m, c)
+			rowExps(sm, l[k*m*c:(k+1)*m*c], m, c)
 			for r := 0; r < m; r++ {
 				at := (k*m + r) * c
 				yr, dr := y[r*c:(r+1)*c], d[at:at+c]
