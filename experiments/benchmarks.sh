@@ -38,6 +38,8 @@ run "A later layer's bias add and ReLU on 20 × 500 × 40 float32 activations: i
 	go test ./internal/vec -run '^$' -bench AddReLU -cpu 1
 run "math.Expm1 on the friction step's arguments and math.Exp on shifted logits: internal/vec's kernels against the standard library, alternately (math/vec)" \
 	go test ./internal/vec -run '^$' -bench Exp -cpu 1
+run "The scans for diverged or out-of-range values over 669,000 values: the AVX2 kernels against the scalar loops" \
+	go test ./internal/vec -run '^$' -bench FirstUnbounded -cpu 1 -benchtime 200x
 run "NNSGHMC's update alone on 2^20 coordinates, networks 2/3 → 10 → 1: graph-free exact, finite-difference and Γ-free steps, and the exact step by autodiff of the step graph" \
 	go test ./internal/nnkernel -run '^$' -bench NNSGHMCUpdate -benchtime 5x
 run "NNSGHMC's whole step with finite-difference Γ at mnist-nt's size (20 chains of 33,450), its target's evaluation left out, on 1 and 2 cores" \

@@ -55,7 +55,7 @@ func Run(ctx context.Context, k Kernel, rng *rand.Rand, s *State, steps int, hoo
 	case steps < 0:
 		return fmt.Errorf("samplers: Run: %d steps, want 0 or more", steps)
 	}
-	_, checked := k.(selfChecking)
+	_, checked := k.(SelfChecking)
 	for i := 0; i < steps; i++ {
 		if ctx.Err() != nil {
 			return &interruptError{steps: s.Steps, cause: context.Cause(ctx), err: ctx.Err()}
@@ -84,12 +84,13 @@ func Run(ctx context.Context, k Kernel, rng *rand.Rand, s *State, steps int, hoo
 	return nil
 }
 
-// selfChecking is implemented by the kernels of this package, whose Step
-// returns a *DivergenceError for a bad state itself; Run checks the states
-// of other kernels.
-type selfChecking interface{ checksState() }
+// SelfChecking is implemented by a kernel whose Step returns what
+// CheckState returns for the state it leaves (the kernels of this package
+// do): Run checks the states of other kernels after each of their steps.
+type SelfChecking interface{ ChecksState() }
 
-func (base) checksState() {}
+// ChecksState marks the kernels of this package as SelfChecking.
+func (base) ChecksState() {}
 
 // checkState is base.check for a kernel Run knows nothing of: the number of
 // chains K, which names the chain of a bad coordinate i as i mod K, is the

@@ -46,7 +46,9 @@
 //
 // A sampler can be written in any package: a Kernel keeps its own memory
 // of the chains (a thermostat, a moving average) in State.Aux, and uses
-// InitState, EvaluateState and CheckState, as the SGNHT example does. Save
+// InitState, EvaluateState and CheckState, as the SGNHT example does (a
+// kernel whose Step returns CheckState's error itself can say so,
+// SelfChecking, and Run does not check its states again). Save
 // and Restore turn a State into a Snapshot that JSON writes and reads
 // exactly, the kernel's memory included, so a run can stop and continue
 // bit for bit (cmd/sample --resume).
@@ -62,6 +64,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/metasgmcmc/metasgmcmc/internal/spans"
+	"github.com/metasgmcmc/metasgmcmc/internal/vec"
 )
 
 // State is the state of K chains.
@@ -226,10 +229,8 @@ func EvaluateState(t Target, rng *rand.Rand, s *State) error {
 // or -1, looking in parallel.
 func firstNotFinite(x []float64) int {
 	return spans.First(len(x), func(lo, hi int) int {
-		for i, v := range x[lo:hi] {
-			if !finite(v) {
-				return lo + i
-			}
+		if i := vec.FirstUnbounded(x[lo:hi], math.MaxFloat64); i >= 0 {
+			return lo + i
 		}
 		return -1
 	})
@@ -237,14 +238,7 @@ func firstNotFinite(x []float64) int {
 
 // firstUnbounded returns the first index of x whose entry is not finite
 // or is beyond ±Runaway, or -1.
-func firstUnbounded(x []float64) int {
-	for i, v := range x {
-		if !(math.Abs(v) <= Runaway) {
-			return i
-		}
-	}
-	return -1
-}
+func firstUnbounded(x []float64) int { return vec.FirstUnbounded(x, Runaway) }
 
 // check returns a DivergenceError if a position or momentum is not finite
 // or runs away, naming the step s.Steps that produced it.

@@ -1,9 +1,8 @@
 package nnkernel
 
 import (
-	"math"
-
 	"github.com/metasgmcmc/metasgmcmc/internal/spans"
+	"github.com/metasgmcmc/metasgmcmc/internal/vec"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 )
 
@@ -14,17 +13,6 @@ import (
 
 // Bounds is the closed interval [Lo, Hi].
 type Bounds struct{ Lo, Hi float64 }
-
-// firstOutside returns the first index of x whose value lies outside b
-// (NaN does not), or -1.
-func (b Bounds) firstOutside(x []float64) int {
-	for i, v := range x {
-		if v < b.Lo || v > b.Hi {
-			return i
-		}
-	}
-	return -1
-}
 
 // An Outlier is the coordinate at which a network input lay outside its
 // watched bounds, and the input's value there; Coord is -1 for none.
@@ -75,7 +63,7 @@ func newFinds(f []finds, n, span int) []finds {
 func (f *finds) lookInputs(w *[2]*Bounds, lo int, x, g []float64) {
 	for k, in := range [2][]float64{x, g} {
 		if f.far[k].Coord < 0 && w[k] != nil {
-			if i := w[k].firstOutside(in); i >= 0 {
+			if i := vec.FirstOutside(in, w[k].Lo, w[k].Hi); i >= 0 {
 				f.far[k] = Outlier{lo + i, in[i]}
 			}
 		}
@@ -87,26 +75,15 @@ func (f *finds) lookInputs(w *[2]*Bounds, lo int, x, g []float64) {
 // ±samplers.Runaway, if the span has none yet.
 func (f *finds) lookState(lo int, theta, p []float64) {
 	if f.position < 0 {
-		if i := firstUnbounded(theta); i >= 0 {
+		if i := vec.FirstUnbounded(theta, samplers.Runaway); i >= 0 {
 			f.position = lo + i
 		}
 	}
 	if f.momentum < 0 {
-		if i := firstUnbounded(p); i >= 0 {
+		if i := vec.FirstUnbounded(p, samplers.Runaway); i >= 0 {
 			f.momentum = lo + i
 		}
 	}
-}
-
-// firstUnbounded returns the first index of x that is not finite or is
-// beyond ±samplers.Runaway, or -1.
-func firstUnbounded(x []float64) int {
-	for i, v := range x {
-		if !(math.Abs(v) <= samplers.Runaway) {
-			return i
-		}
-	}
-	return -1
 }
 
 // first returns the first of the spans' finds: each kind from the first

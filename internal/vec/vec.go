@@ -110,3 +110,26 @@ func Quotient(y, a, b []float64, tiny float64) {
 		}
 	}
 }
+
+// FirstOutside returns the first index i at which x[i] < lo or x[i] > hi
+// (NaN is neither), or -1.
+func FirstOutside(x []float64, lo, hi float64) int {
+	for i := simdOutside(x, lo, hi); i < len(x); i++ {
+		if v := x[i]; v < lo || v > hi {
+			return i
+		}
+	}
+	return -1
+}
+
+// FirstUnbounded returns the first index i at which x[i] is not within
+// ±r: beyond it, or NaN. With r = math.MaxFloat64 it is the first x[i]
+// that is not finite.
+func FirstUnbounded(x []float64, r float64) int {
+	for i := simdUnbounded(x, r); i < len(x); i++ {
+		if !(math.Abs(x[i]) <= r) {
+			return i
+		}
+	}
+	return -1
+}

@@ -171,3 +171,28 @@ func simdExp(y, x []float64) int {
 
 //go:noescape
 func expFMA(y, x *float64, c *[14]float64, n int)
+
+// simdOutside returns where FirstOutside's scalar scan of x starts: the
+// first group of eight that holds one, or the end of the whole groups.
+func simdOutside(x []float64, lo, hi float64) int {
+	n := fours(len(x)) &^ 7
+	if n == 0 {
+		return 0
+	}
+	return outside(&x[0], lo, hi, n)
+}
+
+// simdUnbounded is simdOutside for FirstUnbounded.
+func simdUnbounded(x []float64, r float64) int {
+	n := fours(len(x)) &^ 7
+	if n == 0 {
+		return 0
+	}
+	return unbounded(&x[0], r, n)
+}
+
+//go:noescape
+func outside(x *float64, lo, hi float64, n int) int
+
+//go:noescape
+func unbounded(x *float64, r float64, n int) int

@@ -337,3 +337,66 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func outside(x *float64, lo, hi float64, n int) int
+// The offset of the first group of eight x with an x < lo or an x > hi
+// (ordered: NaN is neither), or n if none; n a multiple of eight.
+TEXT ·outside(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), SI
+	VBROADCASTSD lo+8(FP), Y14
+	VBROADCASTSD hi+16(FP), Y13
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+
+outsideLoop:
+	CMPQ AX, CX
+	JGE outsideDone
+	VMOVUPD (SI)(AX*8), Y0
+	VMOVUPD 32(SI)(AX*8), Y1
+	VCMPPD $0x11, Y14, Y0, Y2 // x < lo
+	VCMPPD $0x1E, Y13, Y0, Y3 // x > hi
+	VCMPPD $0x11, Y14, Y1, Y4
+	VCMPPD $0x1E, Y13, Y1, Y5
+	VORPD Y2, Y3, Y2
+	VORPD Y4, Y5, Y4
+	VORPD Y2, Y4, Y2
+	VMOVMSKPD Y2, DX
+	TESTQ DX, DX
+	JNZ outsideDone
+	ADDQ $8, AX
+	JMP outsideLoop
+
+outsideDone:
+	MOVQ AX, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func unbounded(x *float64, r float64, n int) int
+// The offset of the first group of eight x with an x that is not within
+// ±r (NaN is not), or n if none; n a multiple of eight.
+TEXT ·unbounded(SB), NOSPLIT, $0-32
+	MOVQ x+0(FP), SI
+	VBROADCASTSD r+8(FP), Y14
+	MOVQ n+16(FP), CX
+	VPCMPEQQ Y15, Y15, Y15
+	VPSRLQ $1, Y15, Y15 // the mask of all but the sign bit
+	XORQ AX, AX
+
+unboundedLoop:
+	CMPQ AX, CX
+	JGE unboundedDone
+	VANDPD (SI)(AX*8), Y15, Y0 // |x|
+	VANDPD 32(SI)(AX*8), Y15, Y1
+	VCMPPD $0x06, Y14, Y0, Y0 // !(|x| <= r)
+	VCMPPD $0x06, Y14, Y1, Y1
+	VORPD Y0, Y1, Y0
+	VMOVMSKPD Y0, DX
+	TESTQ DX, DX
+	JNZ unboundedDone
+	ADDQ $8, AX
+	JMP unboundedLoop
+
+unboundedDone:
+	MOVQ AX, ret+24(FP)
+	VZEROUPPER
+	RET

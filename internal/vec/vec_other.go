@@ -21,3 +21,6 @@ func simdExpm1Small(y, x []float64) int                { return 0 }
 func simdQuotient(y, a, b []float64, tiny float64) int { return 0 }
 
 func simdExp(y, x []float64) int { return 0 }
+
+func simdOutside(x []float64, lo, hi float64) int { return 0 }
+func simdUnbounded(x []float64, r float64) int    { return 0 }

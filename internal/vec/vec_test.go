@@ -3,6 +3,7 @@ package vec
 import (
 	"math"
 	"math/rand/v2"
+	"sort"
 	"testing"
 	"time"
 )
@@ -177,4 +178,100 @@ func BenchmarkAddReLU(b *testing.B) {
 	b.ReportMetric(float64(took[0].Nanoseconds())/float64(b.N*n), "ns/elem")
 	b.ReportMetric(float64(took[1].Nanoseconds())/float64(b.N*n), "scalar-ns/elem")
 	b.ReportMetric(float64(took[1])/float64(took[0]), "scalar/simd")
+}
+
+// TestFirstOutsideAndUnbounded plants values at every position of vectors
+// of lengths around the kernels' groups of eight, with and without the
+// kernels, and requires the first index that a scalar scan finds: values
+// just beyond the bounds, on them, ±Inf and NaN (outside neither bound,
+// but unbounded).
+func TestFirstOutsideAndUnbounded(t *testing.T) {
+	const lo, hi, r = -2.0, 3.0, 5.0
+	inf, nan := math.Inf(1), math.NaN()
+	for _, c := range []struct {
+		name               string
+		v                  float64
+		outside, unbounded bool
+	}{
+		{"below lo", math.Nextafter(lo, -inf), true, false},
+		{"on lo", lo, false, false},
+		{"above hi", math.Nextafter(hi, inf), true, false},
+		{"on hi", hi, false, false},
+		{"beyond r", math.Nextafter(r, inf), true, true},
+		{"on -r", -r, true, false},
+		{"-r beyond", math.Nextafter(-r, -inf), true, true},
+		{"+Inf", inf, true, true},
+		{"-Inf", -inf, true, true},
+		{"NaN", nan, false, true},
+	} {
+		for _, n := range []int{0, 1, 7, 8, 9, 16, 17, 40, 43} {
+			for at := -1; at < n; at++ {
+				x := make([]float64, n)
+				for i := range x {
+					x[i] = float64(i%5) - 1.5 // within [lo, hi]
+				}
+				wantOut, wantUnb := -1, -1
+				if at >= 0 {
+					x[at] = c.v
+					if c.outside {
+						wantOut = at
+					}
+					if c.unbounded {
+						wantUnb = at
+					}
+					if at+3 < n { // a later one must not hide it
+						x[at+3] = inf
+					}
+					if wantOut < 0 && at+3 < n {
+						wantOut = at + 3
+					}
+					if wantUnb < 0 && at+3 < n {
+						wantUnb = at + 3
+					}
+				}
+				for _, on := range []bool{false, simdAvailable} {
+					useSIMD = on
+					if got := FirstOutside(x, lo, hi); got != wantOut {
+						t.Errorf("%s at %d of %d (kernels %v): FirstOutside %d, want %d", c.name, at, n, on, got, wantOut)
+					}
+					if got := FirstUnbounded(x, r); got != wantUnb {
+						t.Errorf("%s at %d of %d (kernels %v): FirstUnbounded %d, want %d", c.name, at, n, on, got, wantUnb)
+					}
+				}
+				useSIMD = simdAvailable
+			}
+		}
+	}
+}
+
+// BenchmarkFirstUnbounded times FirstUnbounded and FirstOutside over a
+// step's worth of a 20-chain mnist-nt state (669,000 values, none found),
+// with the kernels and with the scalar loops, alternately, and reports the
+// median times' ratio.
+//
+//	go test ./internal/vec -run '^$' -bench FirstUnbounded -cpu 1 -benchtime 200x
+func BenchmarkFirstUnbounded(b *testing.B) {
+	x := make([]float64, 669_000)
+	for i := range x {
+		x[i] = math.Sin(float64(i))
+	}
+	var ns [2][]float64
+	for i := 0; i < b.N; i++ {
+		for k, on := range []bool{simdAvailable, false} {
+			useSIMD = on
+			start := time.Now()
+			if FirstUnbounded(x, 1e30) >= 0 || FirstOutside(x, -2, 2) >= 0 {
+				b.Fatal("found one")
+			}
+			ns[k] = append(ns[k], float64(time.Since(start).Nanoseconds()))
+		}
+		useSIMD = simdAvailable
+	}
+	for k := range ns {
+		sort.Float64s(ns[k])
+	}
+	kernels, scalar := ns[0][len(ns[0])/2], ns[1][len(ns[1])/2]
+	b.ReportMetric(kernels/float64(2*len(x)), "ns/value")
+	b.ReportMetric(scalar/float64(2*len(x)), "scalar-ns/value")
+	b.ReportMetric(scalar/kernels, "scalar/kernels")
 }

@@ -236,6 +236,10 @@ func (n *NNSGHMC) Step(rng *rand.Rand, st *samplers.State) error {
 	return nil
 }
 
+// ChecksState implements samplers.SelfChecking: Step returns a
+// *samplers.DivergenceError for a state that diverged.
+func (n *NNSGHMC) ChecksState() {}
+
 // checkStepSize warns once when eta is more than twice as far from the
 // step sizes of training.
 func (n *NNSGHMC) checkStepSize(eta float64) {
