@@ -1,11 +1,14 @@
 package bnn
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sort"
 	"testing"
 	"time"
+
+	"gonum.org/v1/gonum/blas"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
@@ -152,4 +155,41 @@ func benchRatio[T float](b *testing.B, dt graph.Dtype) {
 	b.ReportMetric(slices.Min(to)/1e6, "oracle-min-ms")
 	b.ReportMetric(med(ratios), "ratio-median")
 	b.ReportMetric(slices.Min(tg)/slices.Min(to), "ratio-of-min")
+}
+
+// BenchmarkGEMMSpans times the first layer's two products on mnist-nt (the
+// minibatch X of 500 × 784 times the 20 chains' weights, 784 × 800, and Xᵀ
+// times the gradient, 500 × 800) in float32 on one core, split into 1, 2,
+// 4 and 8 column spans as byColumns splits them, alternately, and reports
+// each split's median rate: every GEMM call packs the whole of X again.
+//
+//	go test -tags openblas ./tasks/bnn -run '^$' -bench GEMMSpans -benchtime 20x -cpu 1
+func BenchmarkGEMMSpans(b *testing.B) {
+	const r, inner, c = benchBatch, 784, 800
+	rng := rand.New(rand.NewPCG(1, 1))
+	x, w, g := make([]float32, r*inner), make([]float32, inner*c), make([]float32, r*c)
+	for _, v := range [][]float32{x, w, g} {
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+	}
+	out, dw := make([]float32, r*c), make([]float32, inner*c)
+	splits := []int{1, 2, 4, 8}
+	ns := make([][]float64, len(splits))
+	for i := 0; i < b.N; i++ {
+		for k, n := range splits {
+			units := c / gemmUnit
+			start := time.Now()
+			for s := 0; s < n; s++ {
+				lo, hi := s*units/n*gemmUnit, (s+1)*units/n*gemmUnit
+				gemm32(blas.NoTrans, blas.NoTrans, r, hi-lo, inner, x, inner, w[lo:], c, out[lo:])
+				gemm32(blas.Trans, blas.NoTrans, inner, hi-lo, r, x, inner, g[lo:], c, dw[lo:])
+			}
+			ns[k] = append(ns[k], float64(time.Since(start).Nanoseconds()))
+		}
+	}
+	for k, n := range splits {
+		sort.Float64s(ns[k])
+		b.ReportMetric(2*2*r*inner*c/ns[k][len(ns[k])/2], fmt.Sprintf("GFLOP/s-%d-spans", n))
+	}
 }

@@ -112,8 +112,10 @@ func (op dataMatMulOp) UsePreallocDo(prealloc G.Value, vals ...G.Value) (G.Value
 
 // gemmSpans is the number of GEMM calls dataMatMulOp splits its product
 // into, column blocks of multiples of gemmUnit columns (the BLAS kernels'
-// column blocks) as even as they go.
-const gemmSpans, gemmUnit = 8, 16
+// column blocks) as even as they go: one for each core of a two-core
+// machine; on one core, two calls run as fast as one, and more calls
+// slower (BenchmarkGEMMSpans).
+const gemmSpans, gemmUnit = 2, 16
 
 // byColumns runs f over gemmSpans even spans of the columns [0, c) shared
 // out among the cores: the spans do not depend on the number of cores, so
