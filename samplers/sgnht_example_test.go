@@ -26,7 +26,7 @@ import (
 // and ξ starts at A. The thermostats are the kernel's own memory, kept in
 // State.Aux. It validates, evaluates and checks its states with
 // samplers.InitState, EvaluateState and CheckState, as the package's own
-// kernels do.
+// kernels do, and says so (samplers.SelfChecking).
 type SGNHT struct {
 	Target samplers.Target
 	Eta    float64 // step size η
@@ -78,6 +78,10 @@ func (s *SGNHT) Step(rng *rand.Rand, st *samplers.State) error {
 	// finite or runs away
 	return samplers.CheckState(st, k)
 }
+
+// ChecksState implements samplers.SelfChecking: Step returns CheckState's
+// error itself, so Run need not check the state again.
+func (s *SGNHT) ChecksState() {}
 
 // correlated returns the 2-D Gaussian with mean (1, −1) and covariance
 // [[1, 0.8], [0.8, 2]], a density without data written for one position,
