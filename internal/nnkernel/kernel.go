@@ -375,7 +375,7 @@ func New(t samplers.Target, cfg Config) (*Kernel, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Kernel{target: t, d: t.Dim(), k: t.Chains(), cfg: cfg, far: [2]Outlier{noOutlier, noOutlier}}, nil
+	return &Kernel{target: t, d: t.Dim(), k: t.Chains(), cfg: cfg, far: noOutliers}, nil
 }
 
 // Config returns the sampler's settings.
@@ -416,7 +416,7 @@ func mem(st *samplers.State) *memory {
 
 // Step implements Kernel.
 func (s *Kernel) Step(rng *rand.Rand, st *samplers.State) error {
-	s.far = [2]Outlier{noOutlier, noOutlier}
+	s.far = noOutliers
 	m := mem(st)
 	if m == nil {
 		return errors.New("nnsghmc: NNSGHMC state was not made by NNSGHMC.Init")
@@ -427,19 +427,7 @@ func (s *Kernel) Step(rng *rand.Rand, st *samplers.State) error {
 	n := s.d * s.k
 	m.noise = grow(m.noise, n)
 	spans.Normals(rng, m.noise)
-	fused := true
-	switch {
-	case st.Eval.NoiseVar != nil: // the gradient noise is handled per coordinate in the plain step
-		fused = false
-	case s.canFuse(m):
-		s.stepFusedFD(st, st.Eval)
-	case s.canFuseExact():
-		s.cfg.Features(st.Eval, s.d, s.k, s.target.DataSize(), &s.feat)
-		s.stepFusedExact(st)
-	default:
-		fused = false
-	}
-	if fused {
+	if s.stepFused(st, m) {
 		f := first(s.finds)
 		s.far = f.far
 		st.Steps++
@@ -450,6 +438,23 @@ func (s *Kernel) Step(rng *rand.Rand, st *samplers.State) error {
 	s.stepPlain(st)
 	st.Steps++
 	return samplers.CheckState(st, s.k)
+}
+
+// stepFused takes one of the fused steps where one applies, leaving what
+// it found in s.finds, and reports whether it did.
+func (s *Kernel) stepFused(st *samplers.State, m *memory) bool {
+	switch {
+	case st.Eval.NoiseVar != nil: // the gradient noise is handled per coordinate in the plain step
+		return false
+	case s.canFuse(m):
+		s.stepFusedFD(st, st.Eval)
+	case s.canFuseExact():
+		s.cfg.Features(st.Eval, s.d, s.k, s.target.DataSize(), &s.feat)
+		s.stepFusedExact(st)
+	default:
+		return false
+	}
+	return true
 }
 
 // Update applies one step's update to (theta, p) in place, given the

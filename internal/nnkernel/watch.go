@@ -21,7 +21,10 @@ type Outlier struct {
 	Value float64
 }
 
-var noOutlier = Outlier{Coord: -1}
+var (
+	noOutlier  = Outlier{Coord: -1}
+	noOutliers = [2]Outlier{noOutlier, noOutlier}
+)
 
 // Watch sets the bounds outside which the following steps report the
 // networks' momentum input m·p_t and gradient input s_g·∇Ũ/N (see Far);
@@ -41,7 +44,7 @@ type finds struct {
 	far                [2]Outlier
 }
 
-var nothingFound = finds{position: -1, momentum: -1, far: [2]Outlier{noOutlier, noOutlier}}
+var nothingFound = finds{position: -1, momentum: -1, far: noOutliers}
 
 // newFinds returns the finds of n coordinates in spans of span, nothing
 // found yet, in f's storage where it has room.
