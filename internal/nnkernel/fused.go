@@ -46,7 +46,7 @@ func (s *Kernel) stepFusedFD(st *samplers.State, e *samplers.Eval) {
 	n := len(st.Theta)
 	sc := cfg.scales(e, s.d, s.target.DataSize())
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
-	f := &fusedFD{Kernel: s, featureScales: sc, fq: coordnet.NewChainNet(cfg.Q, sc.u), fd: coordnet.NewChainNet(cfg.D, sc.u)}
+	f := &fusedFD{Kernel: s, featureScales: sc, fq: coordnet.NewChainNet(cfg.Q, sc.u), fd: coordnet.NewChainNet(cfg.D, sc.u), temp: s.temperatures(m, n)}
 	s.finds = newFinds(s.finds, n, fusedSpan)
 	spans.Share(n, fusedSpan, func() (func(lo, hi int), func()) {
 		b := new(fusedFDScratch)
@@ -64,6 +64,37 @@ type fusedFD struct {
 	*Kernel
 	featureScales
 	fq, fd coordnet.ChainNet
+	temp   []float64 // the thermostat's running means, nil when it is off
+}
+
+// cools sets out to the thermostat's factors of Q_f for the running means
+// temp (nil: the thermostat is off, every factor 1).
+func (cfg *Settings) cools(out, temp []float64) {
+	if temp == nil {
+		for i := range out {
+			out[i] = 1
+		}
+		return
+	}
+	for i, t := range temp {
+		out[i] = cfg.cooling(t)
+	}
+}
+
+// warmAll updates the thermostat's running means temp (nil: off) after a
+// step that ends at the momenta p.
+func warmAll(temp, p []float64) {
+	for i, t := range temp {
+		temp[i] = warm(t, p[i])
+	}
+}
+
+// blockOf is v[lo:hi], or nil for nil v.
+func blockOf(v []float64, lo, hi int) []float64 {
+	if v == nil {
+		return nil
+	}
+	return v[lo:hi]
 }
 
 // fusedScratch holds a block's network inputs and outputs.
@@ -71,10 +102,11 @@ type fusedScratch [7][fusedBlock]float64
 
 // fusedFDScratch is fusedScratch and the finite-difference step's
 // intermediate vectors: the quotients' operands and results, Q_f, D_f, the
-// friction's exponent and exponential, and where D_f's clamp is inactive.
+// friction's exponent and exponential, the thermostat's factors, and where
+// D_f's clamp is inactive.
 type fusedFDScratch struct {
 	fusedScratch
-	v      [12][fusedBlock]float64
+	v      [13][fusedBlock]float64
 	inside [fusedBlock]bool
 }
 
@@ -110,16 +142,17 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch,
 	v := &b.v
 	num1, den1, num2, den2, num3 := v[0][:n], v[1][:n], v[2][:n], v[3][:n], v[4][:n]
 	dQdu, dQdp, dDdp, qs, ds, ex := v[5][:n], v[6][:n], v[7][:n], v[8][:n], v[9][:n], v[10][:n]
-	inside := b.inside[:n]
+	inside, cool, temp := b.inside[:n], v[12][:n], blockOf(f.temp, lo, hi)
+	cfg.cools(cool, temp)
 	c := c0
 	for i, pi := range p {
-		qi, _ := cfg.qOf(q[i])
+		qi, _ := cfg.qOf(q[i]) // the networks' Q_f, which the memory keeps
 		dpart, dhat := cfg.DScale*math.Abs(d[i]), cfg.DScale*math.Abs(dPrev[i])
 		num1[i], den1[i] = qi-mqhat[i], f.u[c]-mu[i]
 		num2[i], den2[i] = mqhat[i]-mq[i], pi-mp[i]
 		num3[i] = dpart - dhat
 		qs[i] = qi
-		ds[i], inside[i] = f.diffusion(qi, dpart)
+		ds[i], inside[i] = f.diffusion(cool[i]*qi, dpart)
 		ex[i] = -eta * ds[i]
 		if c++; c == k {
 			c = 0
@@ -138,10 +171,10 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch,
 	// the update
 	c = c0
 	for i, pi := range p {
-		qi := qs[i]
+		qi, ci := qs[i], cool[i]
 		du := f.su * (grad[i] + (f.coef-1)*priorGrad[i])
-		gp := f.gammaP(qi, inside[i], dQdu[i], du, dDdp[i], dQdp[i], 1+fe[i])
-		pn := f.nextMomentum(qi, ds[i], fe[i], gp, pi, grad[i], noise[i], 0)
+		gp := f.gammaP(ci*qi, inside[i], ci*dQdu[i], du, dDdp[i], ci*dQdp[i], 1+fe[i])
+		pn := f.nextMomentum(ci*qi, ds[i], fe[i], gp, pi, grad[i], noise[i], 0)
 		gammaP[i], mu[i], mp[i], mq[i], p[i] = gp, f.u[c], pi, qi, pn
 		if c++; c == k {
 			c = 0
@@ -155,9 +188,11 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch,
 	f.fq.Eval(q, x, nil, c0)
 	for i, pn := range p {
 		q2, _ := cfg.qOf(q[i])
-		gt := -quotient(q2-mq[i], pn-mp[i])
-		theta[i], gammaThet[i], mqhat[i] = theta[i]+eta*(q2*pn+gt), gt, q2
+		ci := cool[i]
+		gt := -ci * quotient(q2-mq[i], pn-mp[i])
+		theta[i], gammaThet[i], mqhat[i] = theta[i]+eta*(ci*q2*pn+gt), gt, q2
 	}
+	warmAll(temp, p)
 	found.lookState(lo, theta, p)
 }
 
@@ -178,29 +213,40 @@ func (s *Kernel) stepFusedExact(st *samplers.State) {
 	fq, fd := coordnet.NewGradNet(cfg.Q), coordnet.NewGradNet(cfg.D)
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
 	s.finds = newFinds(s.finds, n, fusedSpan)
+	temp := s.temperatures(m, n)
 	spans.Share(n, fusedSpan, func() (func(lo, hi int), func()) {
-		var b fusedScratch
+		var b exactScratch
 		return func(lo, hi int) {
 			found := &s.finds[lo/fusedSpan]
 			for i := lo; i < hi; i += fusedBlock {
-				s.exactBlock(st, &fq, &fd, &b, found, i, min(i+fusedBlock, hi))
+				s.exactBlock(st, &fq, &fd, &b, found, temp, i, min(i+fusedBlock, hi))
 			}
 		}, nil
 	})
 	m.started = true
 }
 
+// exactScratch is fusedScratch and the thermostat's factors.
+type exactScratch struct {
+	fusedScratch
+	cool [fusedBlock]float64
+}
+
 // exactBlock advances the coordinates [lo, hi) with exact Γ: the momenta,
 // then the positions, each pass evaluating the block's networks first. It
-// records in found what it finds in the block's inputs and its new state.
-func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *fusedScratch, found *finds, lo, hi int) {
+// records in found what it finds in the block's inputs and its new state,
+// and warms the thermostat's running means temp (nil: off).
+func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *exactScratch, found *finds, temp []float64, lo, hi int) {
 	cfg, m, n := &s.cfg, mem(st), hi-lo
 	eta, ms := cfg.StepSize, cfg.MomentumScale
 	theta, p := st.Theta[lo:hi], st.P[lo:hi]
 	u, du, gf := s.feat.U[lo:hi], s.feat.DU[lo:hi], s.feat.GFeat[lo:hi]
 	grad, noise := st.Eval.Grad[lo:hi], m.noise[lo:hi]
 	gammaP, gammaThet := m.gammaP[lo:hi], m.gammaThet[lo:hi]
-	x, f, dfu, dfx, fD, dfD, qt := b[0][:n], b[1][:n], b[2][:n], b[3][:n], b[4][:n], b[5][:n], b[6][:n]
+	v := &b.fusedScratch
+	x, f, dfu, dfx, fD, dfD, qt := v[0][:n], v[1][:n], v[2][:n], v[3][:n], v[4][:n], v[5][:n], v[6][:n]
+	cool, temp := b.cool[:n], blockOf(temp, lo, hi)
+	cfg.cools(cool, temp)
 	for i, pi := range p {
 		x[i] = ms * pi
 	}
@@ -209,7 +255,8 @@ func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *fus
 	fd.InputGrad3(fD, dfD, u, x, gf)
 	for i, pi := range p {
 		q, gate := cfg.qOf(f[i])
-		dQdu, dQdp := gate*dfu[i], gate*ms*dfx[i]
+		ci := cool[i]
+		q, dQdu, dQdp := ci*q, ci*(gate*dfu[i]), ci*(gate*ms*dfx[i])
 		dDdp := cfg.DScale * ms * absGrad(fD[i]) * dfD[i]
 		d, inside := s.diffusion(q, cfg.DScale*math.Abs(fD[i]))
 		e, slope := s.friction(d)
@@ -224,12 +271,14 @@ func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *fus
 	fq.InputGrad2(f, dfu, dfx, u, x)
 	for i, pn := range p {
 		q2, gate2 := cfg.qOf(f[i])
-		gt := -(gate2 * ms * dfx[i])
+		q2 *= cool[i]
+		gt := -cool[i] * (gate2 * ms * dfx[i])
 		if authors {
 			q2 = qt[i] // Q_f at (θ_t, p_t), as the authors' training does
 		}
 		theta[i] += eta * (q2*pn + gt)
 		gammaThet[i] = gt
 	}
+	warmAll(temp, p)
 	found.lookState(lo, theta, p)
 }

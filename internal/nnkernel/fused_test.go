@@ -1,6 +1,7 @@
 package nnkernel
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -34,10 +35,11 @@ func (t priorTarget) Evaluate(_ *rand.Rand, theta []float64, e *samplers.Eval) e
 // TestFusedStepsMatchPlain runs the sampler along a chain twice, through
 // the fused step and through the generic one (stepPlain on precomputed
 // features), and requires the same states, Γ and finite-difference memory
-// bit for bit, with finite-difference and with exact Γ. The problem has more
-// coordinates than one span, a span boundary inside a chain's coordinates,
-// a last span of odd length, binding clamps on f_Q and on D_f, and a prior
-// correction. The fused step evaluates its networks with coordnet's AVX2
+// bit for bit, with finite-difference and with exact Γ, with and without
+// the thermostat. The problem has more coordinates than one span, a span
+// boundary inside a chain's coordinates, a last span of odd length,
+// binding clamps on f_Q and on D_f, a prior correction and, with the
+// thermostat, coordinates that it cools. The fused step evaluates its networks with coordnet's AVX2
 // kernels where the processor has them, and with its Go kernels under the
 // build tag purego: run the test both ways.
 func TestFusedStepsMatchPlain(t *testing.T) {
@@ -47,12 +49,13 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 		t.Fatalf("the test needs several spans that cut through the chains and an odd last span: %d coordinates, spans of %d", n, fusedSpan)
 	}
 	for _, c := range []struct {
-		gamma Gamma
-		fused int // steps that take the fused path, of 6
-	}{{GammaFD, 5}, {GammaExact, 6}, {GammaAuthors, 6}} {
-		t.Run(string(c.gamma), func(t *testing.T) {
+		gamma      Gamma
+		fused      int // steps that take the fused path, of 6
+		thermostat float64
+	}{{GammaFD, 5, 0}, {GammaExact, 6, 0}, {GammaAuthors, 6, 0}, {GammaFD, 5, 1.02}, {GammaExact, 6, 1.02}} {
+		t.Run(fmt.Sprintf("%s thermostat %v", c.gamma, c.thermostat), func(t *testing.T) {
 			cfg := GammaConfig(c.gamma)
-			cfg.ClampQ, cfg.DMax, cfg.TrainDim = 1.5, 2.5, 900
+			cfg.ClampQ, cfg.DMax, cfg.TrainDim, cfg.Thermostat = 1.5, 2.5, 900, c.thermostat
 			// a momentum input outside its watched bounds in the second
 			// span, gradient inputs outside theirs from the first
 			// coordinates on, and two positions that run away in the
@@ -91,7 +94,7 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 				}
 				m := mem(st)
 				after := &samplers.State{Theta: slices.Clone(st.Theta), P: slices.Clone(st.P), Eval: st.Eval, Steps: st.Steps,
-					Aux: &memory{started: m.started, u: slices.Clone(m.u), p: slices.Clone(m.p), q: slices.Clone(m.q), qhat: slices.Clone(m.qhat)}}
+					Aux: &memory{started: m.started, u: slices.Clone(m.u), p: slices.Clone(m.p), q: slices.Clone(m.q), qhat: slices.Clone(m.qhat), temp: slices.Clone(m.temp)}}
 				for _, i := range runaway {
 					after.Theta[i] = 2e30
 				}
@@ -133,6 +136,17 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 			if clampedQ == 0 || clampedD == 0 || clampedQ > n/2 || clampedD > n/2 {
 				t.Fatalf("the test needs both clamps to bind on some coordinates, not most: f_Q on %d, D_f on %d of %d", clampedQ, clampedD, n)
 			}
+			if c.thermostat > 0 {
+				cooled := 0
+				for _, temp := range mem(plain).temp {
+					if cfg.cooling(temp) < 1 {
+						cooled++
+					}
+				}
+				if cooled == 0 || cooled > n/2 {
+					t.Fatalf("the test needs the thermostat to cool some coordinates, not most: it cools %d of %d", cooled, n)
+				}
+			}
 
 			vectors := []struct {
 				name        string
@@ -149,6 +163,12 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 					{"u memory", mem(fused).u, mem(plain).u}, {"p memory", mem(fused).p, mem(plain).p},
 					{"Q memory", mem(fused).q, mem(plain).q}, {"Q̂ memory", mem(fused).qhat, mem(plain).qhat},
 				}...)
+			}
+			if c.thermostat > 0 {
+				vectors = append(vectors, struct {
+					name        string
+					fused, want []float64
+				}{"temperatures", mem(fused).temp, mem(plain).temp})
 			}
 			for _, v := range vectors {
 				if len(v.fused) != n || len(v.want) != n {

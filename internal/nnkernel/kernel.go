@@ -104,7 +104,10 @@ func ParseFriction(s string) (Friction, error) {
 // prior term for the change of dimension), N the data size, m the momentum
 // scale, s_g the gradient scale and s_u the energy scale. Then
 //
-//	Q_f = β + clamp(f_Q, ±ClampQ),   D_f = clamp(α·Q_f² + s_D·|f_D| + c, 0, DMax).
+//	Q_f = β + clamp(f_Q, ±ClampQ),   D_f = clamp(α·Q_f² + s_D·|f_D| + c, 0, DMax),
+//
+// with Q_f multiplied by the coordinate's cooling factor under the
+// thermostat (Settings.Thermostat).
 type Config struct {
 	Settings
 	Nets
@@ -133,6 +136,36 @@ type Settings struct {
 	// B̂ = ½·η·Q_f²·V̂ from the injected noise, on targets that estimate
 	// V̂ (samplers.Eval.NoiseVar).
 	NoiseCorrection bool `json:"noise_correction,omitempty"`
+	// Thermostat τ > 1 cools the coordinates whose momentum heats up: each
+	// coordinate keeps T_i, a running mean of p_i² over about the last 50
+	// steps (T_i ← 0.98·T_i + 0.02·p_i², from 1; 1 at equilibrium), and
+	// where T_i > τ its Q_f is multiplied by √(τ/T_i) for the step, in
+	// the update and in Γ alike. A learned Q_f whose step η·Q_f is
+	// unstable on a coordinate (η·Q_f·√λ ≳ 2 on curvature λ) throws that
+	// coordinate's momentum out exponentially; the factor shrinks the step
+	// until it is stable again, and where T_i ≤ τ, as at equilibrium, the
+	// sampler is the learned one. Within a step the factor is a constant
+	// of the state, so each step is a valid complete-recipe step. 0: off
+	// (the paper's sampler). Sampling only: meta-training refuses it.
+	Thermostat float64 `json:"thermostat,omitempty"`
+}
+
+// thermostatDecay is the thermostat's running mean's weight of the past.
+const thermostatDecay = 0.98
+
+// cooling is the thermostat's factor of Q_f on a coordinate at
+// temperature t (1 when the thermostat is off or t ≤ τ).
+func (cfg *Settings) cooling(t float64) float64 {
+	if tau := cfg.Thermostat; tau > 0 && t > tau {
+		return math.Sqrt(tau / t)
+	}
+	return 1
+}
+
+// warm is the thermostat's running mean t after a step that ends at the
+// momentum p.
+func warm(t, p float64) float64 {
+	return thermostatDecay*t + (1-thermostatDecay)*p*p
 }
 
 // Nets are NNSGHMC's networks, learned by meta-training (package train)
@@ -206,6 +239,9 @@ func (cfg *Config) Validate() error {
 		if math.IsNaN(c.v) || math.IsInf(c.v, 0) {
 			return fmt.Errorf("nnsghmc: NNSGHMC %s must be finite, got %v", c.name, c.v)
 		}
+	}
+	if t := cfg.Thermostat; !(t == 0 || t > 1) || math.IsInf(t, 0) {
+		return fmt.Errorf("nnsghmc: NNSGHMC thermostat must be 0 (off) or a temperature above 1, the equilibrium's (4 is a margin that equilibrium hardly ever reaches), got %v", t)
 	}
 	if cfg.TrainDim < 0 {
 		return fmt.Errorf("nnsghmc: NNSGHMC train_dim must be non-negative, got %d", cfg.TrainDim)
@@ -344,6 +380,7 @@ type Kernel struct {
 	in, dx, gate, ones     []float64
 	q, q2, dpart, dhat, dd []float64
 	dQdu, dQdp             []float64
+	cool                   []float64 // the thermostat's factors
 
 	excess NoiseExcess // of the last step
 	watch  [2]*Bounds  // of the momentum and gradient inputs (Watch)
@@ -406,6 +443,22 @@ type memory struct {
 	newP      []float64
 	gammaP    []float64
 	gammaThet []float64
+	temp      []float64 // the thermostat's running means of p², T_i
+}
+
+// temperatures returns the thermostat's running means in m for n
+// coordinates, starting them at 1, or nil with the thermostat off.
+func (s *Kernel) temperatures(m *memory, n int) []float64 {
+	if s.cfg.Thermostat == 0 {
+		return nil
+	}
+	if len(m.temp) != n {
+		m.temp = make([]float64, n)
+		for i := range m.temp {
+			m.temp[i] = 1
+		}
+	}
+	return m.temp
 }
 
 // mem returns NNSGHMC's memory in st, or nil if st has none.
@@ -466,6 +519,9 @@ func (s *Kernel) stepFused(st *samplers.State, m *memory) bool {
 func (s *Kernel) Update(theta, p []float64, f *Features, grad, noise []float64) error {
 	if s.cfg.Gamma == GammaFD {
 		return errors.New("nnsghmc: NNSGHMC.Update computes Γ exactly or not at all, not by finite differences")
+	}
+	if s.cfg.Thermostat != 0 {
+		return errors.New("nnsghmc: NNSGHMC.Update runs the step graph's update, which has no thermostat (set Thermostat 0)")
 	}
 	n := s.d * s.k
 	for _, v := range [][]float64{theta, p, f.U, f.DU, f.GFeat, grad, noise} {

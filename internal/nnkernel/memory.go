@@ -6,19 +6,21 @@ import (
 	"fmt"
 )
 
-// nnJSON is what NNSGHMC's memory carries from one step to the next; the
-// rest of memory is each step's scratch.
+// nnJSON is what NNSGHMC's memory carries from one step to the next (the
+// finite differences' and the thermostat's); the rest of memory is each
+// step's scratch.
 type nnJSON struct {
 	Started bool      `json:"started"`
 	U       []float64 `json:"u,omitempty"`
 	P       []float64 `json:"p,omitempty"`
 	Q       []float64 `json:"q,omitempty"`
 	QHat    []float64 `json:"qhat,omitempty"`
+	Temp    []float64 `json:"temp,omitempty"`
 }
 
 // MarshalJSON saves the finite-difference memory of NNSGHMC.
 func (m *memory) MarshalJSON() ([]byte, error) {
-	return json.Marshal(nnJSON{Started: m.started, U: m.u, P: m.p, Q: m.q, QHat: m.qhat})
+	return json.Marshal(nnJSON{Started: m.started, U: m.u, P: m.p, Q: m.q, QHat: m.qhat, Temp: m.temp})
 }
 
 // UnmarshalJSON restores memory saved by MarshalJSON.
@@ -27,14 +29,14 @@ func (m *memory) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	m.started, m.u, m.p, m.q, m.qhat = j.Started, j.U, j.P, j.Q, j.QHat
+	m.started, m.u, m.p, m.q, m.qhat, m.temp = j.Started, j.U, j.P, j.Q, j.QHat, j.Temp
 	return nil
 }
 
 // Fits checks the restored memory against n coordinates (see
 // samplers.Restore).
 func (m *memory) Fits(n int) error {
-	if err := errors.Join(vectorFits("u", m.u, n), vectorFits("p", m.p, n), vectorFits("q", m.q, n), vectorFits("qhat", m.qhat, n)); err != nil {
+	if err := errors.Join(vectorFits("u", m.u, n), vectorFits("p", m.p, n), vectorFits("q", m.q, n), vectorFits("qhat", m.qhat, n), vectorFits("temp", m.temp, n)); err != nil {
 		return err
 	}
 	if l := len(m.u); len(m.p) != l || len(m.q) != l || len(m.qhat) != l {

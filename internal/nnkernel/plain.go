@@ -288,23 +288,36 @@ func (s *Kernel) stepPlain(st *samplers.State) {
 		s.evalDPart(u, p, gf, dpart)
 	}
 
+	// the thermostat's factors of Q_f (q, q2 and the memory keep the
+	// networks' Q_f, which the finite differences compare across steps)
+	temp := s.temperatures(m, n)
+	s.cool = grow(s.cool, n)
+	for i := range s.cool {
+		s.cool[i] = 1
+		if temp != nil {
+			s.cool[i] = cfg.cooling(temp[i])
+		}
+	}
+
 	pn := m.newP
 	vhat := st.Eval.NoiseVar
 	s.excess = NoiseExcess{}
 	for i := range p {
-		d, inside := s.diffusion(q[i], dpart[i])
+		c := s.cool[i]
+		qc := c * q[i]
+		d, inside := s.diffusion(qc, dpart[i])
 		e, slope := s.friction(d)
 		gp := 0.0
 		if exact || fd {
-			gp = s.gammaP(q[i], inside, dQdu[i], du[i], dDdp[i], dQdp[i], slope)
+			gp = s.gammaP(qc, inside, c*dQdu[i], du[i], dDdp[i], c*dQdp[i], slope)
 		}
 		if vhat == nil {
-			m.gammaP[i], pn[i] = gp, s.nextMomentum(q[i], d, e, gp, p[i], grad[i], m.noise[i], 0)
+			m.gammaP[i], pn[i] = gp, s.nextMomentum(qc, d, e, gp, p[i], grad[i], m.noise[i], 0)
 			continue
 		}
 		// the minibatch noise of η·Q_f·∇Ũ adds η²·Q_f²·V̂ = 2η·B̂ to the
 		// momentum's variance
-		b := 0.5 * eta * q[i] * q[i] * vhat[i]
+		b := 0.5 * eta * qc * qc * vhat[i]
 		if b > d && b-d > s.excess.B-s.excess.D {
 			s.excess = NoiseExcess{B: b, D: d, Coord: i}
 		}
@@ -312,7 +325,7 @@ func (s *Kernel) stepPlain(st *samplers.State) {
 		if cfg.NoiseCorrection {
 			b2 = 2 * eta * b
 		}
-		m.gammaP[i], pn[i] = gp, s.nextMomentum(q[i], d, e, gp, p[i], grad[i], m.noise[i], b2)
+		m.gammaP[i], pn[i] = gp, s.nextMomentum(qc, d, e, gp, p[i], grad[i], m.noise[i], b2)
 	}
 
 	q2 := s.q2
@@ -333,14 +346,17 @@ func (s *Kernel) stepPlain(st *samplers.State) {
 		s.evalQ(u, pn, q2)
 	}
 	for i := range m.gammaThet {
-		m.gammaThet[i] = -m.gammaThet[i]
+		m.gammaThet[i] = -s.cool[i] * m.gammaThet[i]
 	}
 	qPos := q2
 	if cfg.Gamma == GammaAuthors {
 		qPos = q // Q_f at (θ_t, p_t), as the authors' training does
 	}
 	for i := range st.Theta {
-		st.Theta[i] += eta * (qPos[i]*pn[i] + m.gammaThet[i])
+		st.Theta[i] += eta * (s.cool[i]*qPos[i]*pn[i] + m.gammaThet[i])
+	}
+	for i := range temp {
+		temp[i] = warm(temp[i], pn[i])
 	}
 
 	// remember u_t, p_t, Q_f(u_t, p_t) and Q_f(u_t, p_{t+1}) for the next

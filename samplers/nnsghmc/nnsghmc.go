@@ -73,7 +73,7 @@ func ParseFriction(s string) (Friction, error) { return nnkernel.ParseFriction(s
 //
 //	Q_f = β + clamp(f_Q, ±ClampQ),   D_f = clamp(α·Q_f² + s_D·|f_D| + c, 0, DMax)
 //
-// one step, momentum first, with the exponential friction step,
+// (Q_f cooled where a coordinate runs hot under Thermostat), one step, momentum first, with the exponential friction step,
 //
 //	p_{t+1} = e^{−η·D_f}⊙p_t − η·Q_f⊙∇Ũ(θ_t) + η·Γ_p + √(2·(1 − e^{−η·D_f}) − 2η·B̂)⊙ξ_t
 //	θ_{t+1} = θ_t + η·Q'_f⊙p_{t+1} + η·Γ'_θ,
@@ -103,6 +103,20 @@ type Settings struct {
 	// NoiseCorrection subtracts the estimated gradient noise from the
 	// injected noise (see above).
 	NoiseCorrection bool `json:"noise_correction,omitempty"`
+	// Thermostat τ > 1 cools a coordinate whose momentum heats up: where
+	// the running mean of its p² over about the last 50 steps exceeds τ (it
+	// is 1 at equilibrium), its Q_f is multiplied by √(τ/mean) for the
+	// step, Γ alike, so each step is still a valid one. A learned Q_f
+	// whose step is unstable somewhere (η·Q_f·√λ ≳ 2 on a coordinate of
+	// curvature λ: a stiffer target, a larger η or a hotter chain than in
+	// training) otherwise throws the momentum out exponentially; the
+	// thermostat shrinks the step there until it is stable, and leaves the
+	// learned sampler as it is where the chains are at equilibrium. A
+	// coordinate that stays unstable at its learned Q_f stays warm, which
+	// the chains' kinetic temperature shows (samplers.KineticTemperatures).
+	// 4 is a margin that equilibrium hardly ever reaches; 0: off, the
+	// paper's sampler (the presets).
+	Thermostat float64 `json:"thermostat,omitempty"`
 	// Warn receives the warnings (the standard logger when nil).
 	Warn samplers.Warn `json:"-"`
 }
@@ -189,7 +203,7 @@ func engineConfig(tr *Trained, s Settings, eta float64) nnkernel.Config {
 		Settings: nnkernel.Settings{
 			StepSize: eta, Alpha: s.Alpha, Beta: s.Beta, C: s.C, ClampQ: s.ClampQ, DMax: s.DMax, DScale: tr.DScale,
 			EnergyScale: tr.Inputs.EnergyScale, GradScale: tr.Inputs.GradScale, MomentumScale: tr.Inputs.MomentumScale,
-			TrainDim: tr.Domain.Dim, Gamma: s.Gamma, Friction: s.Friction, NoiseCorrection: s.NoiseCorrection,
+			TrainDim: tr.Domain.Dim, Gamma: s.Gamma, Friction: s.Friction, NoiseCorrection: s.NoiseCorrection, Thermostat: s.Thermostat,
 		},
 		Nets: nnkernel.Nets{Q: tr.Q, D: tr.D},
 	}

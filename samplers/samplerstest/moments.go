@@ -22,12 +22,15 @@ var (
 
 // MomentRun describes one sampler run of CheckMoments.
 type MomentRun struct {
-	Name         string
-	Chains       int
-	Steps, Thin  int
-	Burn         int // steps discarded before the statistics
-	NewKernel    func(samplers.Target) (samplers.Kernel, error)
-	Momentum     bool    // start momenta at their stationary N(0, I)
+	Name        string
+	Chains      int
+	Steps, Thin int
+	Burn        int // steps discarded before the statistics
+	NewKernel   func(samplers.Target) (samplers.Kernel, error)
+	Momentum    bool // start momenta at their stationary N(0, I)
+	// Start, when not nil, is where every chain starts instead of exact
+	// draws (set Burn to forget it).
+	Start        []float64
 	Noise        float64 // injected gradient noise σ
 	ExpectBiased bool    // an invalid sampler whose bias the check must detect
 }
@@ -88,6 +91,9 @@ func momentErrors(t *testing.T, r MomentRun) []float64 {
 		z0, z1 := rng.NormFloat64(), rng.NormFloat64()
 		theta[k] = CorrMean[0] + l.At(0, 0)*z0
 		theta[r.Chains+k] = CorrMean[1] + l.At(1, 0)*z0 + l.At(1, 1)*z1
+		if r.Start != nil {
+			theta[k], theta[r.Chains+k] = r.Start[0], r.Start[1]
+		}
 	}
 	if r.Momentum {
 		p = make([]float64, 2*r.Chains)

@@ -69,6 +69,9 @@ type Validation struct {
 	// Worst scores a result by its largest figure instead of the mean:
 	// for bars that each target must meet.
 	Worst bool
+	// Thermostat, when not 0, runs NNSGHMC under this thermostat
+	// (nnsghmc.Settings.Thermostat), as the set-up's evaluations do.
+	Thermostat float64
 }
 
 // Bar is a bound a validation run's metric must keep: at most Bound, or
@@ -155,8 +158,12 @@ func (v *Validation) Describe() string {
 // figureSpec is the part of Describe that says how each run's figure is
 // made: its chains, steps and figure.
 func (v *Validation) figureSpec() string {
-	return fmt.Sprintf("%d chains, %d steps, %s after the last step (+Inf where a chain diverged or its kinetic temperature ends above %v)",
-		v.Chains, v.Steps, v.ScoreName(), samplers.RunawayTemperature)
+	thermostat := ""
+	if v.Thermostat != 0 {
+		thermostat = fmt.Sprintf(" under the thermostat τ = %v", v.Thermostat)
+	}
+	return fmt.Sprintf("%d chains, %d steps%s, %s after the last step (+Inf where a chain diverged or its kinetic temperature ends above %v)",
+		v.Chains, v.Steps, thermostat, v.ScoreName(), samplers.RunawayTemperature)
 }
 
 // SameFigures reports whether the validation that desc describes (a
@@ -263,6 +270,9 @@ func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, se
 	}
 	s := task.Defaults.NNSettings()
 	s.Warn = func(string) {} // a validation is a figure, not a report
+	if v.Thermostat != 0 {
+		s.Thermostat = v.Thermostat
+	}
 	kern, err := nnsghmc.New(target, tr, s)
 	if err != nil {
 		return 0, nil, err

@@ -1,0 +1,64 @@
+package nnsghmc_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
+	"github.com/metasgmcmc/metasgmcmc/samplers/samplerstest"
+)
+
+// heating returns the maker of an NNSGHMC whose Q_f grows with the energy
+// as the trained ones do, Q_f = 1 + Ũ/10 (f_Q clamped to ±100), with a
+// constant D_f = 0.5, at η = 0.02, under the thermostat tau (0: off). On
+// the moment check's Gaussian (largest precision 1.80) its step
+// η·Q_f·√λ passes the stable limit of about 2 where Ũ exceeds about 720:
+// never at equilibrium, where Q_f is about 1.2, but from heatingStart,
+// where Ũ is about 1,900, a chain heats and raises its own step.
+func heating(tau float64) func(samplers.Target) (samplers.Kernel, error) {
+	return func(t samplers.Target) (samplers.Kernel, error) {
+		tr := &nnsghmc.Trained{Q: linearNet([]float64{0.1, 0}, 1, -9), D: linearNet([]float64{0, 0, 0}, 0, 0.5), DScale: 1, Inputs: rawInputs}
+		return nnsghmc.New(t, tr, nnsghmc.Settings{StepSize: samplers.Constant(0.02), ClampQ: 100, Gamma: nnsghmc.GammaExact, Thermostat: tau})
+	}
+}
+
+// heatingStart is where heating's chains start.
+var heatingStart = []float64{40, 40}
+
+// TestThermostatKeepsWhatPlainLoses: from far out, a Q_f that grows with
+// the energy makes the step unstable and throws the chains out within a
+// few dozen steps; under the thermostat (τ = 4) every chain is kept, and
+// once they have come in, its draws hit the target's moments. That each
+// of its steps is a valid one, the thermostat's factor in Γ included, is
+// nnkernel's TestThermostatScalesQ.
+func TestThermostatKeepsWhatPlainLoses(t *testing.T) {
+	const chains = 1000
+	target := samplerstest.GaussianTarget(t, samplerstest.CorrMean, samplerstest.CorrCov, chains)
+	k, err := heating(0)(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := make([]float64, 2*chains)
+	for i := range theta {
+		theta[i] = heatingStart[i/chains]
+	}
+	st, err := k.Init(theta, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	lost := 0
+	for step := 1; step <= 200 && lost == 0; step++ {
+		if err := k.Step(rng, st); err != nil {
+			lost = step
+			t.Logf("without the thermostat: %v", err)
+		}
+	}
+	if lost == 0 {
+		t.Fatal("without the thermostat the chains stayed for 200 steps; the test needs them lost")
+	}
+	samplerstest.CheckMoments(t, []samplerstest.MomentRun{
+		{Name: "thermostat τ = 4 from far out", Chains: chains, Steps: 10000, Burn: 1000, Thin: 10, Start: heatingStart, NewKernel: heating(4)},
+	})
+}
