@@ -18,12 +18,12 @@
 # data, on the training split less its last 10,000 images, scored by those
 # images' NLL after 1,000 steps with run seeds 1 and 2, every 8 epochs;
 # for nt multiplied by how far the error after 100 steps misses 14 % and
-# run under NNSGHMC's thermostat τ = 4), which picks the epoch written as
+# run under NNSGHMC's thermostat τ = 16), which picks the epoch written as
 # sampler.json without looking at any evaluation; a continued training
 # first scores its validated epochs again under the protocol as it is now
 # (train --revalidate).
 # Evaluation: each sampler with the evaluations' nnsghmc.flags (nt: mnist-nt
-# and mnist-af, 12,000 steps, under the thermostat τ = 4, sample
+# and mnist-af, 12,000 steps, under the thermostat τ = 16, sample
 # --thermostat; data: mnist-data, 5,800 steps), float32, the evaluation
 # seeds 15 and 16. The bars: nt, test error at most 14 % after
 # 100 steps, at most 1.75 % and NLL at most 680 at the end, and on
@@ -51,7 +51,7 @@ source experiments/readme.sh
 setup=${1:-}
 case $setup in
 nt)
-	exp=experiments/mnist-nt default_seeds="15 16 17" thermostat=4
+	exp=experiments/mnist-nt default_seeds="15 16 17" thermostat=16
 	# the bars: TASK METRIC STEP BAR (STEP "end": the run's last)
 	bars="nt test_error 100 0.14
 nt test_error end 0.0175

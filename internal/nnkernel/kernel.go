@@ -241,7 +241,7 @@ func (cfg *Config) Validate() error {
 		}
 	}
 	if t := cfg.Thermostat; !(t == 0 || t > 1) || math.IsInf(t, 0) {
-		return fmt.Errorf("nnsghmc: NNSGHMC thermostat must be 0 (off) or a temperature above 1, the equilibrium's (4 is a margin that equilibrium hardly ever reaches), got %v", t)
+		return fmt.Errorf("nnsghmc: NNSGHMC thermostat must be 0 (off) or a temperature above 1, the equilibrium's (16 is what the NT set-up validates with), got %v", t)
 	}
 	if cfg.TrainDim < 0 {
 		return fmt.Errorf("nnsghmc: NNSGHMC train_dim must be non-negative, got %d", cfg.TrainDim)

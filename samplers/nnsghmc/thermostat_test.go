@@ -28,7 +28,7 @@ var heatingStart = []float64{40, 40}
 
 // TestThermostatKeepsWhatPlainLoses: from far out, a Q_f that grows with
 // the energy makes the step unstable and throws the chains out within a
-// few dozen steps; under the thermostat (τ = 4) every chain is kept, and
+// few dozen steps; under the thermostat (τ = 16) every chain is kept, and
 // once they have come in, its draws hit the target's moments. That each
 // of its steps is a valid one, the thermostat's factor in Γ included, is
 // nnkernel's TestThermostatScalesQ.
@@ -59,6 +59,6 @@ func TestThermostatKeepsWhatPlainLoses(t *testing.T) {
 		t.Fatal("without the thermostat the chains stayed for 200 steps; the test needs them lost")
 	}
 	samplerstest.CheckMoments(t, []samplerstest.MomentRun{
-		{Name: "thermostat τ = 4 from far out", Chains: chains, Steps: 10000, Burn: 1000, Thin: 10, Start: heatingStart, NewKernel: heating(4)},
+		{Name: "thermostat τ = 16 from far out", Chains: chains, Steps: 10000, Burn: 1000, Thin: 10, Start: heatingStart, NewKernel: heating(16)},
 	})
 }
