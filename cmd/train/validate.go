@@ -105,9 +105,13 @@ func (val *validator) resume(epoch int) error {
 // with runs added runs only those), and the others are run. It rewrites
 // validation.csv, the epochs' files (their validation score) and
 // best.json, all at the end: an interrupted revalidation leaves the run
-// as it was. log gets a line per epoch.
+// as it was. log gets a line per epoch. A run with no validation yet has
+// nothing to revalidate.
 func (val *validator) revalidate(ctx context.Context, epoch int, log func(string)) error {
 	f, err := os.Open(filepath.Join(val.dir, "validation.csv"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // interrupted before its first validation: nothing to score again
+	}
 	if err != nil {
 		return fmt.Errorf("cannot revalidate: %w", err)
 	}

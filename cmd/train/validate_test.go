@@ -205,6 +205,26 @@ func TestRevalidateRunsOnlyWhatIsMissing(t *testing.T) {
 	}
 }
 
+// TestRevalidateBeforeAnyValidation: a run interrupted before its first
+// validation (here: its validations removed) continues under --revalidate
+// as without it, instead of failing on the missing validation.csv.
+func TestRevalidateBeforeAnyValidation(t *testing.T) {
+	shortValidation(t)
+	dir := t.TempDir()
+	args := append(append([]string{}, small...), "-epochs", "1", "-validate-every", "1", "-out", dir)
+	if err := run(context.Background(), args); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"validation.csv", bestFile, validatedDir} {
+		if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := run(context.Background(), []string{"-resume", dir, "-revalidate", "-quiet"}); err != nil {
+		t.Fatalf("--revalidate on a run with no validation yet: %v", err)
+	}
+}
+
 // TestNonFiniteValidationIsWritten checks that an epoch whose validation
 // scored +Inf (a run's held-out NLL overflowed: mnist-relu, training seed
 // 17, epoch 24) is written to its file, the score and the run's metrics
