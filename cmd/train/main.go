@@ -27,6 +27,8 @@
 // not run again, so a protocol with a target added costs that target's
 // runs only) and chooses again, before the run continues or, finished,
 // writes the new choice as sampler.json.
+// `--validate FILE` scores a trained sampler on the task's protocol alone
+// and prints the figures, writing nothing.
 // `--resume DIR` continues an interrupted run with the flags in
 // DIR/config.json and the very input files it started with, and gives the
 // same result, bit for bit, as an uninterrupted one; flags given beside it
@@ -47,6 +49,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -85,9 +88,12 @@ func setGC() {
 	}
 }
 
+// stdout receives what --validate prints.
+var stdout io.Writer = os.Stdout
+
 type options struct {
 	task, out, resume, preset string
-	init, friction            string
+	init, friction, validate  string
 	epochs, chains, subEpochs int
 	validateEvery             int
 	steps, window             int
@@ -120,6 +126,7 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.Float64Var(&o.lr, "lr", 0, "Adam learning rate of both networks (default: the task's)")
 	fs.Float64Var(&o.energyScale, "energy-scale", 0, "scale s_u of the networks' energy input u = s_u·Ũ/N (default: the task's; sampler.json records it and sample uses it)")
 	fs.IntVar(&o.validateEvery, "validate-every", -1, "run the set-up's validation protocol every N epochs and after the last, and write the best epoch's networks as sampler.json (default: the set-up's N; 0: no validation, the last epoch's networks). The protocols: "+strings.Join(catalog.ValidationProtocols(), "; "))
+	fs.StringVar(&o.validate, "validate", "", "score the trained sampler FILE (a sampler.json, validated/epoch-N.json) on the task's validation protocol and print each run's figure and metrics and the score; no training, nothing written")
 	fs.BoolVar(&o.revalidate, "revalidate", false, "with --resume: score the run's validated epochs (validated/) again under the set-up's protocol as it is now, running only the runs its validation.csv lacks, and choose again; a finished run then gets the new choice as sampler.json")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar, nor progress lines when standard error is not a terminal")
@@ -129,6 +136,9 @@ func run(ctx context.Context, args []string) (err error) {
 		Description: "meta-trains NNSGHMC's networks on a task and writes the trained sampler (sampler.json) into --out"})
 	if err := cli.ParseNoArgs(fs, args); err != nil {
 		return err
+	}
+	if o.validate != "" {
+		return validateFile(ctx, fs, &o, stdout)
 	}
 	var resumed *train.Checkpoint
 	if o.revalidate && o.resume == "" {

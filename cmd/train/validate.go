@@ -14,8 +14,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
+	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
@@ -334,4 +337,49 @@ func (val *validator) chosenSampler() (*nnsghmc.Trained, error) {
 		return nil, nil
 	}
 	return nnsghmc.Load(filepath.Join(val.dir, bestFile))
+}
+
+// validateFile is train --validate: it scores the trained sampler in
+// o.validate on the task's validation protocol and prints a line per run,
+// its figure and metrics, and the score to w.
+func validateFile(ctx context.Context, fs *pflag.FlagSet, o *options, w io.Writer) error {
+	for _, name := range []string{"resume", "revalidate", "out"} {
+		if fs.Changed(name) {
+			return cli.Usagef("--validate scores a sampler file and writes nothing: drop --%s", name)
+		}
+	}
+	if o.float32 {
+		o.target.Dtype = graph.Float32
+	}
+	task, err := catalog.New(o.task, o.target)
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	var v *catalog.Validation
+	if task.Training != nil {
+		v = task.Training.Validation
+	}
+	if v != nil && testValidation != nil {
+		v = testValidation(v)
+	}
+	if v == nil {
+		return cli.Usagef("--validate: task %s has no validation protocol (those with one: %s)", o.task, strings.Join(catalog.ValidationProtocols(), "; "))
+	}
+	tr, err := nnsghmc.Load(o.validate)
+	if err != nil {
+		return fmt.Errorf("--validate: %w", err)
+	}
+	res, err := v.Run(ctx, tr, o.target, nil)
+	if err != nil {
+		return err
+	}
+	for i, name := range v.Names() {
+		var ms []string
+		for _, k := range slices.Sorted(maps.Keys(res.Values[i])) {
+			ms = append(ms, fmt.Sprintf("%s %.6g", k, res.Values[i][k]))
+		}
+		fmt.Fprintf(w, "%s: %.6g (%s)\n", name, res.Figures[i], strings.Join(ms, ", "))
+	}
+	_, err = fmt.Fprintf(w, "score (%s): %.6g\n", v.ScoreName(), res.Score)
+	return err
 }

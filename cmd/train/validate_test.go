@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
@@ -222,6 +223,49 @@ func TestRevalidateBeforeAnyValidation(t *testing.T) {
 	}
 	if err := run(context.Background(), []string{"-resume", dir, "-revalidate", "-quiet"}); err != nil {
 		t.Fatalf("--revalidate on a run with no validation yet: %v", err)
+	}
+}
+
+// TestValidateFilePrintsTheProtocolsScore: train --validate scores a
+// validated epoch's file as the run's own validation did, writes nothing,
+// and refuses the flags of a training.
+func TestValidateFilePrintsTheProtocolsScore(t *testing.T) {
+	shortValidation(t)
+	dir := t.TempDir()
+	if err := run(context.Background(), append(append([]string{}, small...), "-epochs", "1", "-validate-every", "1", "-out", dir)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "validation.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("validation.csv: %v %q", err, rows)
+	}
+	score, _ := strconv.ParseFloat(rows[1][len(rows[1])-1], 64)
+	file := filepath.Join(dir, validatedDir, "epoch-1.json")
+	var out bytes.Buffer
+	stdout = &out
+	defer func() { stdout = os.Stdout }()
+	if err := run(context.Background(), []string{"-task", "gaussian10", "-validate", file}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := fmt.Sprintf(": %.6g", score)
+	if len(lines) != len(rows[0])-1 || !strings.HasPrefix(lines[len(lines)-1], "score (") || !strings.HasSuffix(lines[len(lines)-1], want) {
+		t.Errorf("train --validate printed\n%s\nwant a line per run of validation.csv %q and the score%s", out.String(), rows[0], want)
+	}
+	for i, name := range rows[0][1 : len(rows[0])-1] {
+		f, _ := strconv.ParseFloat(rows[1][1+i], 64)
+		if !strings.HasPrefix(lines[i], fmt.Sprintf("%s: %.6g (", name, f)) {
+			t.Errorf("line %d: %q, want run %s's figure %.6g", i+1, lines[i], name, f)
+		}
+	}
+	for _, extra := range [][]string{{"-out", t.TempDir()}, {"-resume", dir}} {
+		if err := run(context.Background(), append([]string{"-task", "gaussian10", "-validate", file}, extra...)); err == nil || !strings.Contains(err.Error(), "drop --"+extra[0][1:]) {
+			t.Errorf("--validate with %s: %v, want it refused", extra[0], err)
+		}
 	}
 }
 
