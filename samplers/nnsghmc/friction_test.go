@@ -45,15 +45,7 @@ func TestExponentialFrictionKeepsWhatExplicitLoses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	lost := 0
-	for step := 1; step <= 200 && lost == 0; step++ {
-		if err := k.Step(rng, st); err != nil {
-			lost = step
-			t.Logf("the explicit step at η·D_f ≥ 3: %v", err)
-		}
-	}
-	if lost == 0 {
+	if lostAt(t, k, st, "the explicit step at η·D_f ≥ 3") == 0 {
 		t.Fatal("the explicit step kept its chains for 200 steps at η·D_f ≥ 3; the test needs it to lose them")
 	}
 	samplerstest.CheckMoments(t, []samplerstest.MomentRun{

@@ -2,6 +2,7 @@ package nnsghmc_test
 
 import (
 	"math/rand/v2"
+	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/coordnet"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
@@ -52,4 +53,18 @@ var nnKernels = []samplerstest.Kernel{
 	{Name: "exact Γ", Make: nnKernel(nnsghmc.GammaExact), Memory: true},
 	{Name: "finite-difference Γ", Make: nnKernel(nnsghmc.GammaFD), Memory: true},
 	{Name: "without Γ", Make: nnKernel(nnsghmc.GammaNone), Memory: true},
+}
+
+// lostAt steps kern from st for up to 200 steps and returns the step at
+// which it lost a chain, logging why (what names the sampler), or 0.
+func lostAt(t *testing.T, kern samplers.Kernel, st *samplers.State, what string) int {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for step := 1; step <= 200; step++ {
+		if err := kern.Step(rng, st); err != nil {
+			t.Logf("%s: %v", what, err)
+			return step
+		}
+	}
+	return 0
 }

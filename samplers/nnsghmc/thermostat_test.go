@@ -1,7 +1,6 @@
 package nnsghmc_test
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/samplers"
@@ -47,15 +46,7 @@ func TestThermostatKeepsWhatPlainLoses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	lost := 0
-	for step := 1; step <= 200 && lost == 0; step++ {
-		if err := k.Step(rng, st); err != nil {
-			lost = step
-			t.Logf("without the thermostat: %v", err)
-		}
-	}
-	if lost == 0 {
+	if lostAt(t, k, st, "without the thermostat") == 0 {
 		t.Fatal("without the thermostat the chains stayed for 200 steps; the test needs them lost")
 	}
 	samplerstest.CheckMoments(t, []samplerstest.MomentRun{
