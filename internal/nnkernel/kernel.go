@@ -8,6 +8,7 @@ import (
 
 	"github.com/metasgmcmc/metasgmcmc/coordnet"
 	"github.com/metasgmcmc/metasgmcmc/internal/spans"
+	"github.com/metasgmcmc/metasgmcmc/internal/vec"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
 )
 
@@ -459,6 +460,21 @@ func (s *Kernel) temperatures(m *memory, n int) []float64 {
 		}
 	}
 	return m.temp
+}
+
+// Cooled returns the first coordinate of st that the thermostat cools at
+// its next step (its running mean of p² above τ) and that mean, or −1
+// where it cools none or is off.
+func (s *Kernel) Cooled(st *samplers.State) (coord int, temp float64) {
+	m := mem(st)
+	if s.cfg.Thermostat == 0 || m == nil || m.temp == nil {
+		return -1, 0
+	}
+	i := vec.FirstOutside(m.temp, math.Inf(-1), s.cfg.Thermostat)
+	if i < 0 {
+		return -1, 0
+	}
+	return i, m.temp[i]
 }
 
 // mem returns NNSGHMC's memory in st, or nil if st has none.

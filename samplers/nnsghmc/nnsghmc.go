@@ -241,6 +241,7 @@ func (n *NNSGHMC) Step(rng *rand.Rand, st *samplers.State) error {
 		return err
 	}
 	n.checkEnergy(st)
+	n.checkThermostat(st)
 	if grad.Coord >= 0 {
 		n.outside("gradient", "gradient input s_g·∇Ũ/N", grad.Value, *n.tr.Domain.Gradient, step, grad.Coord%n.target.Chains())
 	}
@@ -256,6 +257,23 @@ func (n *NNSGHMC) Step(rng *rand.Rand, st *samplers.State) error {
 // ChecksState implements samplers.SelfChecking: Step returns a
 // *samplers.DivergenceError for a state that diverged.
 func (n *NNSGHMC) ChecksState() {}
+
+// checkThermostat warns once when the thermostat starts to cool a
+// coordinate: the learned step is unstable there.
+func (n *NNSGHMC) checkThermostat(st *samplers.State) {
+	if n.s.Thermostat == 0 || n.warned["thermostat"] {
+		return
+	}
+	i, t := n.k.Cooled(st)
+	if i < 0 {
+		return
+	}
+	n.warned["thermostat"] = true
+	k := n.target.Chains()
+	n.once("thermostat", fmt.Sprintf("nnsghmc: the thermostat cools coordinate %d of chain %d from step %d on (the running mean of its p² is %.4g, above τ = %g): "+
+		"the learned step was unstable there and shrinks; while it is cooled the chain's moves depend on its past, so check the posterior against another sampler (diag.KSD)",
+		i/k, i%k, st.Steps+1, t, n.s.Thermostat))
+}
 
 // checkStepSize warns once when eta is more than twice as far from the
 // step sizes of training.

@@ -1,6 +1,7 @@
 package nnsghmc_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/samplers"
@@ -10,15 +11,16 @@ import (
 
 // heating returns the maker of an NNSGHMC whose Q_f grows with the energy
 // as the trained ones do, Q_f = 1 + Ũ/10 (f_Q clamped to ±100), with a
-// constant D_f = 0.5, at η = 0.02, under the thermostat tau (0: off). On
+// constant D_f = 0.5, at η = 0.02, under the thermostat tau (0: off),
+// its warnings to warn. On
 // the moment check's Gaussian (largest precision 1.80) its step
 // η·Q_f·√λ passes the stable limit of about 2 where Ũ exceeds about 720:
 // never at equilibrium, where Q_f is about 1.2, but from heatingStart,
 // where Ũ is about 1,900, a chain heats and raises its own step.
-func heating(tau float64) func(samplers.Target) (samplers.Kernel, error) {
+func heating(tau float64, warn samplers.Warn) func(samplers.Target) (samplers.Kernel, error) {
 	return func(t samplers.Target) (samplers.Kernel, error) {
 		tr := &nnsghmc.Trained{Q: linearNet([]float64{0.1, 0}, 1, -9), D: linearNet([]float64{0, 0, 0}, 0, 0.5), DScale: 1, Inputs: rawInputs}
-		return nnsghmc.New(t, tr, nnsghmc.Settings{StepSize: samplers.Constant(0.02), ClampQ: 100, Gamma: nnsghmc.GammaExact, Thermostat: tau})
+		return nnsghmc.New(t, tr, nnsghmc.Settings{StepSize: samplers.Constant(0.02), ClampQ: 100, Gamma: nnsghmc.GammaExact, Thermostat: tau, Warn: warn})
 	}
 }
 
@@ -34,7 +36,7 @@ var heatingStart = []float64{40, 40}
 func TestThermostatKeepsWhatPlainLoses(t *testing.T) {
 	const chains = 1000
 	target := samplerstest.GaussianTarget(t, samplerstest.CorrMean, samplerstest.CorrCov, chains)
-	k, err := heating(0)(target)
+	k, err := heating(0, nil)(target)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +52,19 @@ func TestThermostatKeepsWhatPlainLoses(t *testing.T) {
 		t.Fatal("without the thermostat the chains stayed for 200 steps; the test needs them lost")
 	}
 	samplerstest.CheckMoments(t, []samplerstest.MomentRun{
-		{Name: "thermostat τ = 16 from far out", Chains: chains, Steps: 10000, Burn: 1000, Thin: 10, Start: heatingStart, NewKernel: heating(16)},
+		{Name: "thermostat τ = 16 from far out", Chains: chains, Steps: 10000, Burn: 1000, Thin: 10, Start: heatingStart, NewKernel: heating(16, func(string) {})},
 	})
+
+	// it says, once, when it starts to cool
+	var warnings []string
+	warned, err := heating(16, func(msg string) { warnings = append(warnings, msg) })(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err = warned.Init(theta, nil); err != nil {
+		t.Fatal(err)
+	}
+	if lostAt(t, warned, st, "with the thermostat") != 0 || len(warnings) != 1 || !strings.Contains(warnings[0], "the thermostat cools coordinate") {
+		t.Errorf("with the thermostat over 200 steps from far out: warnings %q, want one that it cools", warnings)
+	}
 }
