@@ -203,34 +203,39 @@ func (t *frozenTarget) Evaluate(rng *rand.Rand, theta []float64, e *samplers.Eva
 // (the fused path) at mnist-nt's size (33,450 parameters, 20 chains) with
 // the trained networks' shape, the target's evaluation left out (it is
 // evaluated once): the noise, the update and the checks of its state and
-// its inputs.
+// its inputs; without the thermostat and with it (τ = 16, cooling no
+// coordinate: what it costs where the chains are at equilibrium).
 //
 //	go test ./internal/nnkernel -run '^$' -bench StepFD -benchtime 50x -cpu 1,2
 func BenchmarkStepFD(b *testing.B) {
-	target := &frozenTarget{priorTarget: priorTarget{d: 33450, k: 20}}
-	cfg := GammaConfig(GammaFD)
-	cfg.ClampQ, cfg.DMax, cfg.TrainDim = 1.5, 2.5, 15910
-	s, err := New(target, cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(4, 2))
-	n := target.d * target.k
-	theta, p := make([]float64, n), make([]float64, n)
-	for i := range theta {
-		theta[i], p[i] = 0.1*rng.NormFloat64(), rng.NormFloat64()
-	}
-	st, err := s.Init(theta, p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := s.Step(rng, st); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := s.Step(rng, st); err != nil {
-			b.Fatal(err)
-		}
+	for _, tau := range []float64{0, 16} {
+		b.Run(fmt.Sprintf("thermostat=%v", tau), func(b *testing.B) {
+			target := &frozenTarget{priorTarget: priorTarget{d: 33450, k: 20}}
+			cfg := GammaConfig(GammaFD)
+			cfg.ClampQ, cfg.DMax, cfg.TrainDim, cfg.Thermostat = 1.5, 2.5, 15910, tau
+			s, err := New(target, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(4, 2))
+			n := target.d * target.k
+			theta, p := make([]float64, n), make([]float64, n)
+			for i := range theta {
+				theta[i], p[i] = 0.1*rng.NormFloat64(), rng.NormFloat64()
+			}
+			st, err := s.Init(theta, p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Step(rng, st); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := s.Step(rng, st); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
