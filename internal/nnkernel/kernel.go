@@ -169,6 +169,36 @@ func warm(t, p float64) float64 {
 	return thermostatDecay*t + (1-thermostatDecay)*p*p
 }
 
+// cools sets out to the thermostat's factors of Q_f for the running means
+// temp (nil: the thermostat is off, every factor 1).
+func (cfg *Settings) cools(out, temp []float64) {
+	if temp == nil {
+		for i := range out {
+			out[i] = 1
+		}
+		return
+	}
+	for i, t := range temp {
+		out[i] = cfg.cooling(t)
+	}
+}
+
+// warmAll updates the thermostat's running means temp (nil: off) after a
+// step that ends at the momenta p.
+func warmAll(temp, p []float64) {
+	for i, t := range temp {
+		temp[i] = warm(t, p[i])
+	}
+}
+
+// blockOf is v[lo:hi], or nil for nil v.
+func blockOf(v []float64, lo, hi int) []float64 {
+	if v == nil {
+		return nil
+	}
+	return v[lo:hi]
+}
+
 // Nets are NNSGHMC's networks, learned by meta-training (package train)
 // or drawn at random (RandomNets).
 type Nets struct {

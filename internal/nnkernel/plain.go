@@ -292,12 +292,7 @@ func (s *Kernel) stepPlain(st *samplers.State) {
 	// networks' Q_f, which the finite differences compare across steps)
 	temp := s.temperatures(m, n)
 	s.cool = grow(s.cool, n)
-	for i := range s.cool {
-		s.cool[i] = 1
-		if temp != nil {
-			s.cool[i] = cfg.cooling(temp[i])
-		}
-	}
+	cfg.cools(s.cool, temp)
 
 	pn := m.newP
 	vhat := st.Eval.NoiseVar
@@ -355,9 +350,7 @@ func (s *Kernel) stepPlain(st *samplers.State) {
 	for i := range st.Theta {
 		st.Theta[i] += eta * (s.cool[i]*qPos[i]*pn[i] + m.gammaThet[i])
 	}
-	for i := range temp {
-		temp[i] = warm(temp[i], pn[i])
-	}
+	warmAll(temp, pn)
 
 	// remember u_t, p_t, Q_f(u_t, p_t) and Q_f(u_t, p_{t+1}) for the next
 	// step (only finite differences use them)
