@@ -112,17 +112,22 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch,
 	v := &b.v
 	num1, den1, num2, den2, num3 := v[0][:n], v[1][:n], v[2][:n], v[3][:n], v[4][:n]
 	dQdu, dQdp, dDdp, qs, ds, ex := v[5][:n], v[6][:n], v[7][:n], v[8][:n], v[9][:n], v[10][:n]
+	// the thermostat's factors, where it is on (temp not nil): Q_f is
+	// cooled in the update, the networks' Q_f kept in the memory
 	inside, cool, temp := b.inside[:n], v[12][:n], blockOf(f.temp, lo, hi)
-	cfg.cools(cool, temp)
 	c := c0
 	for i, pi := range p {
-		qi, _ := cfg.qOf(q[i]) // the networks' Q_f, which the memory keeps
+		qi, _ := cfg.qOf(q[i])
 		dpart, dhat := cfg.DScale*math.Abs(d[i]), cfg.DScale*math.Abs(dPrev[i])
 		num1[i], den1[i] = qi-mqhat[i], f.u[c]-mu[i]
 		num2[i], den2[i] = mqhat[i]-mq[i], pi-mp[i]
 		num3[i] = dpart - dhat
 		qs[i] = qi
-		ds[i], inside[i] = f.diffusion(cool[i]*qi, dpart)
+		if temp != nil {
+			cool[i] = cfg.cooling(temp[i])
+			qi *= cool[i]
+		}
+		ds[i], inside[i] = f.diffusion(qi, dpart)
 		ex[i] = -eta * ds[i]
 		if c++; c == k {
 			c = 0
@@ -141,10 +146,14 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch,
 	// the update
 	c = c0
 	for i, pi := range p {
-		qi, ci := qs[i], cool[i]
+		qi := qs[i]
+		qc, dqu, dqp := qi, dQdu[i], dQdp[i]
+		if temp != nil {
+			qc, dqu, dqp = cool[i]*qi, cool[i]*dqu, cool[i]*dqp
+		}
 		du := f.su * (grad[i] + (f.coef-1)*priorGrad[i])
-		gp := f.gammaP(ci*qi, inside[i], ci*dQdu[i], du, dDdp[i], ci*dQdp[i], 1+fe[i])
-		pn := f.nextMomentum(ci*qi, ds[i], fe[i], gp, pi, grad[i], noise[i], 0)
+		gp := f.gammaP(qc, inside[i], dqu, du, dDdp[i], dqp, 1+fe[i])
+		pn := f.nextMomentum(qc, ds[i], fe[i], gp, pi, grad[i], noise[i], 0)
 		gammaP[i], mu[i], mp[i], mq[i], p[i] = gp, f.u[c], pi, qi, pn
 		if c++; c == k {
 			c = 0
@@ -158,9 +167,11 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch,
 	f.fq.Eval(q, x, nil, c0)
 	for i, pn := range p {
 		q2, _ := cfg.qOf(q[i])
-		ci := cool[i]
-		gt := -ci * quotient(q2-mq[i], pn-mp[i])
-		theta[i], gammaThet[i], mqhat[i] = theta[i]+eta*(ci*q2*pn+gt), gt, q2
+		gt, qc := -quotient(q2-mq[i], pn-mp[i]), q2
+		if temp != nil {
+			gt, qc = cool[i]*gt, cool[i]*q2
+		}
+		theta[i], gammaThet[i], mqhat[i] = theta[i]+eta*(qc*pn+gt), gt, q2
 	}
 	warmAll(temp, p)
 	found.lookState(lo, theta, p)
@@ -215,8 +226,7 @@ func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *exa
 	gammaP, gammaThet := m.gammaP[lo:hi], m.gammaThet[lo:hi]
 	v := &b.fusedScratch
 	x, f, dfu, dfx, fD, dfD, qt := v[0][:n], v[1][:n], v[2][:n], v[3][:n], v[4][:n], v[5][:n], v[6][:n]
-	cool, temp := b.cool[:n], blockOf(temp, lo, hi)
-	cfg.cools(cool, temp)
+	cool, temp := b.cool[:n], blockOf(temp, lo, hi) // the thermostat's factors where it is on
 	for i, pi := range p {
 		x[i] = ms * pi
 	}
@@ -225,8 +235,11 @@ func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *exa
 	fd.InputGrad3(fD, dfD, u, x, gf)
 	for i, pi := range p {
 		q, gate := cfg.qOf(f[i])
-		ci := cool[i]
-		q, dQdu, dQdp := ci*q, ci*(gate*dfu[i]), ci*(gate*ms*dfx[i])
+		dQdu, dQdp := gate*dfu[i], gate*ms*dfx[i]
+		if temp != nil {
+			cool[i] = cfg.cooling(temp[i])
+			q, dQdu, dQdp = cool[i]*q, cool[i]*dQdu, cool[i]*dQdp
+		}
 		dDdp := cfg.DScale * ms * absGrad(fD[i]) * dfD[i]
 		d, inside := s.diffusion(q, cfg.DScale*math.Abs(fD[i]))
 		e, slope := s.friction(d)
@@ -241,8 +254,10 @@ func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *exa
 	fq.InputGrad2(f, dfu, dfx, u, x)
 	for i, pn := range p {
 		q2, gate2 := cfg.qOf(f[i])
-		q2 *= cool[i]
-		gt := -cool[i] * (gate2 * ms * dfx[i])
+		gt := -(gate2 * ms * dfx[i])
+		if temp != nil {
+			q2, gt = cool[i]*q2, cool[i]*gt
+		}
 		if authors {
 			q2 = qt[i] // Q_f at (θ_t, p_t), as the authors' training does
 		}
