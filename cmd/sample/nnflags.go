@@ -24,7 +24,7 @@ func (n *nnFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&n.c, "c", 0, "NNSGHMC: constant c added to D_f (default: the task's)")
 	fs.Float64Var(&n.clampQ, "clamp-q", 0, "NNSGHMC: clamp f_Q to ±clamp-q, 0 for none (default: the task's)")
 	fs.Float64Var(&n.dMax, "d-max", 0, "NNSGHMC: clamp D_f to [0, d-max], 0 for none (default: the task's)")
-	fs.Float64Var(&n.thermostat, "thermostat", 0, "NNSGHMC: where a coordinate's running mean of p² over about 50 steps exceeds this temperature (1 at equilibrium; 16 is what the NT set-up validates with), cool its Q_f by √(temperature/mean), so that a learned step that is unstable there shrinks instead of throwing the chain out; 0: off, the paper's sampler (default: the task's)")
+	fs.Float64Var(&n.thermostat, "thermostat", 0, "NNSGHMC: where a coordinate's running mean of p² over about 50 steps exceeds this temperature (1 at equilibrium; 16 is what the NT set-up validates with), multiply its Q_f by temperature/mean, so that a learned step that is unstable there shrinks instead of throwing the chain out; 0: off, the paper's sampler (default: the task's)")
 	fs.StringVar(&n.friction, "friction-step", "", "NNSGHMC's friction step: exponential (e^{−η·D_f}·p, stable at any η) or explicit (the paper's (1 − η·D_f)·p, which throws chains out where η·D_f > 2) (default: the one the --meta sampler was trained with, explicit for files before version 3; exponential for random networks)")
 	fs.IntSliceVar(&n.qHidden, "q-hidden", nil, "NNSGHMC: hidden widths of random f_Q (default: the task's)")
 	fs.IntSliceVar(&n.dHidden, "d-hidden", nil, "NNSGHMC: hidden widths of random f_D (default: the task's)")

@@ -140,12 +140,14 @@ type Settings struct {
 	// Thermostat τ > 1 cools the coordinates whose momentum heats up: each
 	// coordinate keeps T_i, a running mean of p_i² over about the last 50
 	// steps (T_i ← 0.98·T_i + 0.02·p_i², from 1; 1 at equilibrium), and
-	// where T_i > τ its Q_f is multiplied by √(τ/T_i) for the step, in
+	// where T_i > τ its Q_f is multiplied by τ/T_i for the step, in
 	// the update and in Γ alike. A learned Q_f whose step η·Q_f is
 	// unstable on a coordinate (η·Q_f·√λ ≳ 2 on curvature λ) throws that
 	// coordinate's momentum out exponentially; the factor shrinks the step
 	// until it is stable again, and where T_i ≤ τ, as at equilibrium, the
-	// sampler is the learned one. Within a step the factor is a constant
+	// sampler is the learned one. A coordinate whose learned step is r
+	// times its stable limit settles near T_i ≈ τ·r (a factor √(τ/T_i)
+	// would let it settle near τ·r²). Within a step the factor is a constant
 	// of the state, so each step is a valid complete-recipe step. 0: off
 	// (the paper's sampler). Sampling only: meta-training refuses it.
 	Thermostat float64 `json:"thermostat,omitempty"`
@@ -158,7 +160,7 @@ const thermostatDecay = 0.98
 // temperature t (1 when the thermostat is off or t ≤ τ).
 func (cfg *Settings) cooling(t float64) float64 {
 	if tau := cfg.Thermostat; tau > 0 && t > tau {
-		return math.Sqrt(tau / t)
+		return tau / t
 	}
 	return 1
 }

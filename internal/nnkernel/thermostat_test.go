@@ -42,7 +42,7 @@ func TestThermostatSettings(t *testing.T) {
 
 // TestThermostatScalesQ: on coordinates held at a temperature T above τ,
 // a step under the thermostat is the step of the sampler whose Q_f is
-// √(τ/T) times the networks' (β, the clamp and f_Q's output layer scaled),
+// τ/T times the networks' (β, the clamp and f_Q's output layer scaled),
 // Γ included, so that each of its steps is a valid complete-recipe step.
 // It runs three steps with every Γ, through the fused and the generic
 // paths (with finite differences the first step takes central differences
@@ -51,7 +51,7 @@ func TestThermostatSettings(t *testing.T) {
 // D_f or Γ, or of the finite differences' quotients.
 func TestThermostatScalesQ(t *testing.T) {
 	const tau, hot = 2.0, 8.0
-	factor := math.Sqrt(tau / hot)
+	factor := tau / hot
 	target := priorTarget{d: 301, k: 3}
 	n := target.d * target.k
 	for _, gamma := range []Gamma{GammaFD, GammaExact, GammaAuthors} {

@@ -105,7 +105,7 @@ type Settings struct {
 	NoiseCorrection bool `json:"noise_correction,omitempty"`
 	// Thermostat τ > 1 cools a coordinate whose momentum heats up: where
 	// the running mean of its p² over about the last 50 steps exceeds τ (it
-	// is 1 at equilibrium), its Q_f is multiplied by √(τ/mean) for the
+	// is 1 at equilibrium), its Q_f is multiplied by τ/mean for the
 	// step, Γ alike, so each step is still a valid one. A learned Q_f
 	// whose step is unstable somewhere (η·Q_f·√λ ≳ 2 on a coordinate of
 	// curvature λ: a stiffer target, a larger η or a hotter chain than in

@@ -160,7 +160,7 @@ func (v *Validation) Describe() string {
 func (v *Validation) figureSpec() string {
 	thermostat := ""
 	if v.Thermostat != 0 {
-		thermostat = fmt.Sprintf(" under the thermostat τ = %v", v.Thermostat)
+		thermostat = fmt.Sprintf(" under the thermostat τ = %v (Q_f·τ/T where T > τ)", v.Thermostat)
 	}
 	return fmt.Sprintf("%d chains, %d steps%s, %s after the last step (+Inf where a chain diverged or its kinetic temperature ends above %v)",
 		v.Chains, v.Steps, thermostat, v.ScoreName(), samplers.RunawayTemperature)
