@@ -46,6 +46,14 @@ func nnKernel(gamma nnsghmc.Gamma) func(samplers.Target) (samplers.Kernel, error
 	}
 }
 
+// overheating is nnKernel at η = 0.6, where η·Q_f passes the stable limit
+// on the harnesses' targets, under the thermostat τ = 2, which cools
+// coordinates from the first steps on.
+func overheating(t samplers.Target) (samplers.Kernel, error) {
+	return nnsghmc.New(t, stateDependent(), nnsghmc.Settings{StepSize: samplers.Constant(0.6), Beta: 1, C: 0.5,
+		ClampQ: 5, DMax: 20, Gamma: nnsghmc.GammaFD, Thermostat: 2, Warn: func(string) {}})
+}
+
 // nnKernels are NNSGHMC with each Γ, for the harnesses of package
 // samplerstest: NNSGHMC keeps its memory in State.Aux with every Γ (the
 // finite-difference one follows the chain in it).
@@ -53,6 +61,8 @@ var nnKernels = []samplerstest.Kernel{
 	{Name: "exact Γ", Make: nnKernel(nnsghmc.GammaExact), Memory: true},
 	{Name: "finite-difference Γ", Make: nnKernel(nnsghmc.GammaFD), Memory: true},
 	{Name: "without Γ", Make: nnKernel(nnsghmc.GammaNone), Memory: true},
+	// the thermostat's running means are state too
+	{Name: "finite-difference Γ, cooled by the thermostat", Make: overheating, Memory: true},
 }
 
 // lostAt steps kern from st for up to 200 steps and returns the step at
