@@ -181,18 +181,9 @@ func run(ctx context.Context, args []string) (err error) {
 			return err
 		}
 	}
-	if err := catalog.OptionFlagsMatch(o.task, fs.Changed); err != nil {
-		return cli.Usagef("%v", err)
-	}
-	if o.float32 {
-		o.target.Dtype = graph.Float32
-	}
-	task, err := catalog.New(o.task, o.target)
+	task, err := o.trainingTask(fs)
 	if err != nil {
-		return cli.Usagef("%v", err)
-	}
-	if task.Training == nil {
-		return cli.Usagef("task %q has no meta-training set-up (those that have one: %s)", o.task, strings.Join(catalog.TrainingNames(), ", "))
+		return err
 	}
 	cfg, start, nnSettings, err := o.settings(fs, task)
 	if err != nil {
@@ -277,11 +268,7 @@ func run(ctx context.Context, args []string) (err error) {
 	if o.preset == "quick" && !fs.Changed("validate-every") {
 		o.validateEvery = 0 // a demo
 	}
-	v := task.Training.Validation
-	if v != nil && testValidation != nil {
-		v = testValidation(v)
-	}
-	if v != nil && o.validateEvery != 0 {
+	if v := protocol(task); v != nil && o.validateEvery != 0 {
 		every := v.Every
 		if o.validateEvery > 0 {
 			every = o.validateEvery
@@ -387,6 +374,35 @@ func run(ctx context.Context, args []string) (err error) {
 // testValidation, when not nil, replaces the set-up's validation protocol
 // (tests shorten it).
 var testValidation func(*catalog.Validation) *catalog.Validation
+
+// trainingTask builds o's task, with the dtype of --float32, and refuses
+// flags the task does not read and a task without a meta-training set-up.
+func (o *options) trainingTask(fs *pflag.FlagSet) (*catalog.Task, error) {
+	if err := catalog.OptionFlagsMatch(o.task, fs.Changed); err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	if o.float32 {
+		o.target.Dtype = graph.Float32
+	}
+	task, err := catalog.New(o.task, o.target)
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
+	}
+	if task.Training == nil {
+		return nil, cli.Usagef("task %q has no meta-training set-up (those that have one: %s)", o.task, strings.Join(catalog.TrainingNames(), ", "))
+	}
+	return task, nil
+}
+
+// protocol is the validation protocol of task's set-up (nil: none), as
+// testValidation leaves it.
+func protocol(task *catalog.Task) *catalog.Validation {
+	v := task.Training.Validation
+	if v != nil && testValidation != nil {
+		v = testValidation(v)
+	}
+	return v
+}
 
 // quickHidden is the GRU width of --preset quick.
 const quickHidden = 16

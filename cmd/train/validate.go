@@ -18,7 +18,6 @@ import (
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
-	"github.com/metasgmcmc/metasgmcmc/graph"
 	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/train"
 )
@@ -348,20 +347,11 @@ func validateFile(ctx context.Context, fs *pflag.FlagSet, o *options, w io.Write
 			return cli.Usagef("--validate scores a sampler file and writes nothing: drop --%s", name)
 		}
 	}
-	if o.float32 {
-		o.target.Dtype = graph.Float32
-	}
-	task, err := catalog.New(o.task, o.target)
+	task, err := o.trainingTask(fs)
 	if err != nil {
-		return cli.Usagef("%v", err)
+		return err
 	}
-	var v *catalog.Validation
-	if task.Training != nil {
-		v = task.Training.Validation
-	}
-	if v != nil && testValidation != nil {
-		v = testValidation(v)
-	}
+	v := protocol(task)
 	if v == nil {
 		return cli.Usagef("--validate: task %s has no validation protocol (those with one: %s)", o.task, strings.Join(catalog.ValidationProtocols(), "; "))
 	}

@@ -267,6 +267,10 @@ func TestValidateFilePrintsTheProtocolsScore(t *testing.T) {
 			t.Errorf("--validate with %s: %v, want it refused", extra[0], err)
 		}
 	}
+	// and, as a training, a flag its task does not read
+	if err := run(context.Background(), []string{"-task", "mnist-relu", "-target-seed", "3", "-validate", file}); err == nil || !strings.Contains(err.Error(), "target-seed") {
+		t.Errorf("--validate on mnist-relu with --target-seed: %v, want it refused", err)
+	}
 }
 
 // TestNonFiniteValidationIsWritten checks that an epoch whose validation
