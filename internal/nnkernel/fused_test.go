@@ -39,9 +39,9 @@ func (t priorTarget) Evaluate(_ *rand.Rand, theta []float64, e *samplers.Eval) e
 // the thermostat. The problem has more coordinates than one span, a span
 // boundary inside a chain's coordinates, a last span of odd length,
 // binding clamps on f_Q and on D_f, a prior correction and, with the
-// thermostat, coordinates that it cools. The fused step evaluates its networks with coordnet's AVX2
-// kernels where the processor has them, and with its Go kernels under the
-// build tag purego: run the test both ways.
+// thermostat, coordinates that it cools. The fused step evaluates its
+// networks with coordnet's AVX2 kernels where the processor has them, and
+// with its Go kernels under the build tag purego: run the test both ways.
 func TestFusedStepsMatchPlain(t *testing.T) {
 	target := priorTarget{d: 1301, k: 7}
 	n := target.d * target.k

@@ -147,9 +147,10 @@ type Settings struct {
 	// until it is stable again, and where T_i ≤ τ, as at equilibrium, the
 	// sampler is the learned one. A coordinate whose learned step is r
 	// times its stable limit settles near T_i ≈ τ·r (a factor √(τ/T_i)
-	// would let it settle near τ·r²). Within a step the factor is a constant
-	// of the state, so each step is a valid complete-recipe step. 0: off
-	// (the paper's sampler). Sampling only: meta-training refuses it.
+	// would let it settle near τ·r²). Within a step the factor is a
+	// constant of the state, so each step is a valid complete-recipe step.
+	// 0: off (the paper's sampler). Sampling only: meta-training refuses
+	// it.
 	Thermostat float64 `json:"thermostat,omitempty"`
 }
 

@@ -73,7 +73,8 @@ func ParseFriction(s string) (Friction, error) { return nnkernel.ParseFriction(s
 //
 //	Q_f = β + clamp(f_Q, ±ClampQ),   D_f = clamp(α·Q_f² + s_D·|f_D| + c, 0, DMax)
 //
-// (Q_f cooled where a coordinate runs hot under Thermostat), one step, momentum first, with the exponential friction step,
+// (Q_f cooled where a coordinate runs hot under Thermostat), one step,
+// momentum first, with the exponential friction step,
 //
 //	p_{t+1} = e^{−η·D_f}⊙p_t − η·Q_f⊙∇Ũ(θ_t) + η·Γ_p + √(2·(1 − e^{−η·D_f}) − 2η·B̂)⊙ξ_t
 //	θ_{t+1} = θ_t + η·Q'_f⊙p_{t+1} + η·Γ'_θ,
@@ -114,11 +115,8 @@ type Settings struct {
 	// learned sampler as it is where the chains are at equilibrium. A
 	// coordinate that stays unstable at its learned Q_f stays warm, which
 	// the chains' kinetic temperature shows (samplers.KineticTemperatures).
-	// The NT set-up validates with 16 (experiments/mnist-nt): it leaves
-	// the committed sampler's validation runs as they were, within their
-	// noise, and keeps the chains of trainings whose momenta ran away
-	// there, where 100 reacts too late. 0: off, the paper's sampler (the
-	// presets).
+	// The NT set-up validates with 16 (experiments/mnist-nt/README.md says
+	// why). 0: off, the paper's sampler (the presets).
 	Thermostat float64 `json:"thermostat,omitempty"`
 	// Warn receives the warnings (the standard logger when nil).
 	Warn samplers.Warn `json:"-"`
