@@ -2,13 +2,22 @@
 # evaluations and writing their results.
 
 # sample_once SAMPLE OUT ARGS...: run the sample binary SAMPLE with ARGS,
-# quietly, into OUT, unless OUT holds a finished run (OUT/summary.json). A
-# run that fails does not stop the script: its summary.json says why, and
-# the tables leave out runs without one.
+# quietly, into OUT, unless OUT holds a run that ended (OUT/summary.json
+# without an interruption); a run interrupted (by a signal, or a machine
+# lost) continues from its checkpoint (sample --resume), or starts again
+# where it wrote none. A run that fails does not stop the script: its
+# summary.json says why, and the tables leave out runs without one.
 sample_once() {
 	local bin=$1 out=$2
 	shift 2
-	[ -f "$out/summary.json" ] || "$bin" "$@" --quiet --force --out "$out" || true
+	if [ -f "$out/summary.json" ] && ! grep -q '^  "error": "interrupted' "$out/summary.json"; then
+		return 0
+	fi
+	if [ -f "$out/checkpoint.json" ]; then
+		"$bin" --resume "$out" --quiet || true
+	else
+		"$bin" "$@" --quiet --force --out "$out" || true
+	fi
 }
 
 # into_readme NAME DIR: copy DIR/NAME.md into DIR/README.md between its

@@ -27,7 +27,7 @@ import (
 type SGHMC struct {
 	base
 	s    SGHMCSettings
-	once func(key, msg string)
+	once *Once
 }
 
 // SGHMCSettings are SGHMC's settings.
@@ -65,6 +65,9 @@ func NewSGHMC(t Target, s SGHMCSettings) (*SGHMC, error) {
 	return &SGHMC{base: b, s: s, once: s.Warn.Once()}, nil
 }
 
+// Warned implements WarnsOnce.
+func (s *SGHMC) Warned() *Once { return s.once }
+
 // SGHMCParams converts the authors' data-task settings — per-batch learning
 // rate lr, data size N and velocity friction α — to η = √(lr/N) and C = α/η.
 func SGHMCParams(lr, n, alpha float64) (eta, friction float64) {
@@ -91,7 +94,7 @@ func (s *SGHMC) Step(rng *rand.Rand, st *State) error {
 		return s.check(st)
 	}
 	if s.s.NoiseCorrection {
-		s.once("no estimate", "samplers: SGHMC: NoiseCorrection is set but the target estimates no gradient noise (TargetSettings.NoiseEstimate): the noise is not corrected")
+		s.once.Say("no estimate", "samplers: SGHMC: NoiseCorrection is set but the target estimates no gradient noise (TargetSettings.NoiseEstimate): the noise is not corrected")
 	}
 	sd := math.Sqrt(2 * eta * c)
 	grad := st.Eval.Grad
@@ -125,7 +128,7 @@ func (s *SGHMC) noisyStep(rng *rand.Rand, st *State, eta, c float64, v []float64
 	}
 	if at >= 0 {
 		k := len(st.Eval.U)
-		s.once("noise above friction", fmt.Sprintf("samplers: SGHMC: the minibatch gradient noise B̂ = ½·η·V̂ reaches %.3g at step %d (coordinate %d of chain %d), above the friction C = %.3g: the chains run hotter than the target; "+
+		s.once.Say("noise above friction", fmt.Sprintf("samplers: SGHMC: the minibatch gradient noise B̂ = ½·η·V̂ reaches %.3g at step %d (coordinate %d of chain %d), above the friction C = %.3g: the chains run hotter than the target; "+
 			"raise the friction above %.3g, lower the step size (B̂ grows with η) or enlarge the minibatch", worst, st.Steps+1, at/k, at%k, c, worst))
 	}
 }

@@ -299,9 +299,9 @@ type Monitor interface {
 // Resumer is a Monitor that a run stopped and later resumed (cmd/sample
 // --resume) can restore from the positions at the step it stopped at
 // alone: Resume puts a fresh monitor into the state it had after observing
-// theta at step. A monitor whose metrics accumulate over the run (running
-// moments, an averaged predictive) would need its accumulated state saved as
-// well, and does not implement it.
+// theta at step. A monitor whose metrics accumulate over the run (the
+// Gaussian task's running moments) would need its accumulated state saved
+// as well, and does not implement it.
 type Resumer interface {
 	Monitor
 	Resume(step int, theta []float64) error

@@ -26,8 +26,9 @@
 //
 // It also writes config.json (the command, the resolved flags, and the
 // absolute path and SHA-256 of each input file: --meta, --target-cov) at
-// the start and, on the GRU tasks, checkpoint.json at every evaluation and
-// when a signal stops the run, after the rows of metrics.csv and the draws
+// the start and, on the GRU and MNIST tasks, checkpoint.json at the
+// evaluations (at most one a minute, and at the last) and when a signal
+// stops the run, after the rows of metrics.csv and the draws
 // of trace.bin that it counts are on disk. --resume DIR continues the run
 // in DIR from its checkpoint with its flags and the very input files it
 // started with (--steps may differ, to extend it; a flag that contradicts
@@ -35,8 +36,8 @@
 // written after the checkpoint (saying so when rows go), appends to its
 // metrics.csv and trace.bin and writes summary.json at the end: the metrics
 // and draws are those of an uninterrupted run, bit for bit, but the
-// seconds. The tasks whose monitor accumulates over the run (Gaussian,
-// MNIST: see tasks.Resumer) cannot resume.
+// seconds. The Gaussian tasks, whose monitor accumulates over the run (see
+// tasks.Resumer), cannot resume.
 //
 // An --out that holds a sample run is refused unless --force, which deletes
 // that run's files first; a directory that holds anything else, a training
@@ -116,7 +117,7 @@ func run(ctx context.Context, args []string) error {
 	fs.Float64Var(&o.noise, "noise", -1, "standard deviation σ of gradient noise injected into Gaussian tasks (default: the task's)")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed and flags give bit-identical output")
 	fs.StringVar(&o.out, "out", "", "output directory (required, but with --resume)")
-	fs.StringVar(&o.resume, "resume", "", "continue the run stopped in `DIR` (by a signal, or a session that ended) from its last checkpoint, with its flags (outputs go there too): it gives the metrics of an uninterrupted run; only --steps may differ, to extend a run (and --quiet, --data-dir); GRU tasks only, without --trace-every")
+	fs.StringVar(&o.resume, "resume", "", "continue the run stopped in `DIR` (by a signal, or a session that ended) from its last checkpoint, with its flags (outputs go there too): it gives the metrics of an uninterrupted run; only --steps may differ, to extend a run (and --quiet, --data-dir); not the Gaussian tasks")
 	fs.BoolVar(&o.force, "force", false, "replace the run already in --out: its files are deleted first")
 	fs.BoolVar(&o.tuneStep, "tune-step", false, "choose the step size by the kernel Stein discrepancy of pilot runs at η/16 … 16η around the task's or --step-size's η (samplers.TuneStepSize; tasks with an exact score: the Gaussian tasks)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar, nor progress lines when standard error is not a terminal")
@@ -211,7 +212,7 @@ func run(ctx context.Context, args []string) error {
 	d := task.Dim
 	if o.resume != "" {
 		if !resumable {
-			return cli.Usagef("cannot resume %s: the monitor of task %s accumulates its metrics over the run and cannot be restored (only the GRU tasks' runs resume); start a new run into another --out", o.resume, o.task)
+			return cli.Usagef("cannot resume %s: the monitor of task %s accumulates its metrics over the run and cannot be restored (the GRU and MNIST tasks' runs resume); start a new run into another --out", o.resume, o.task)
 		}
 		if cp, err = readCheckpoint(o.resume); err != nil {
 			return err
@@ -252,6 +253,11 @@ func run(ctx context.Context, args []string) error {
 	if cp != nil {
 		if st, err = cp.restore(kernel, pcg, target); err != nil {
 			return cli.Usagef("cannot resume %s: checkpoint %s: %v; its config.json and checkpoint.json disagree (edited, or written by another version of this program): continue it with that version, or start afresh into another --out", o.resume, checkpointFile, err)
+		}
+		// the run's warnings so far, those of setting it up again among them
+		warnings = slices.Clone(cp.Warnings)
+		if w, ok := kernel.(samplers.WarnsOnce); ok {
+			w.Warned().Restore(cp.Warned)
 		}
 	} else if st, err = kernel.Init(task.Init(rng, o.chains), nil); err != nil {
 		return err
@@ -317,6 +323,10 @@ func run(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		c.Warnings = slices.Clone(warnings)
+		if w, ok := kernel.(samplers.WarnsOnce); ok {
+			c.Warned = w.Warned().Keys()
+		}
 		// the rows and draws the checkpoint counts reach the disk before it does
 		if metrics != nil {
 			if err := metrics.Sync(); err != nil {
@@ -334,6 +344,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	bar.Skip(done)
 	start = time.Now().Add(-time.Duration(elapsed * float64(time.Second)))
+	var checkpointed time.Time // when the latest checkpoint was written: the first evaluation writes one
 	// a run resumed from before the kinetic temperature was reported keeps its columns
 	temperature := smp.momentaAtEquilibrium() && (header == nil || slices.Contains(header, metricTemperature))
 	record := func(step int, st *samplers.State) error {
@@ -381,8 +392,11 @@ func run(ctx context.Context, args []string) error {
 			}
 			bar.Log(step, metricsLine(ms))
 			stop := best.observe(step, ms, o.patience)
-			if err := saveCheckpoint(st); err != nil {
-				return err
+			if step == o.steps || stop || time.Since(checkpointed) >= checkpointEvery {
+				if err := saveCheckpoint(st); err != nil {
+					return err
+				}
+				checkpointed = time.Now()
 			}
 			if stop {
 				bar.Note(fmt.Sprintf("%s has not improved for %d evaluations: stopped at step %d (the best, %.6g, at step %d)",

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -27,6 +28,12 @@ const (
 	metricsFile    = "metrics.csv"
 	summaryFile    = "summary.json"
 )
+
+// checkpointEvery is the least time between the checkpoints a run writes at
+// its evaluations (the last evaluation, an early stop and an interruption
+// always write one): a state of a large network takes a fraction of a
+// second to write, about as long as a hundred steps of a small one.
+var checkpointEvery = time.Minute
 
 // checkpointVersion is the version of the checkpoint format.
 const checkpointVersion = 1
@@ -52,6 +59,10 @@ type checkpoint struct {
 	// TraceDraws is the number of draws of trace.bin written up to the
 	// state (--trace-every).
 	TraceDraws int `json:"trace_draws,omitempty"`
+	// Warnings are the warnings of the run so far, in order, and Warned
+	// the keys of those its kernel gives once (samplers.WarnsOnce).
+	Warnings []string `json:"warnings,omitempty"`
+	Warned   []string `json:"warned,omitempty"`
 }
 
 // validate checks the checkpoint's fields on their own, and against the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,6 +33,7 @@ func needData(t *testing.T, file string) {
 const (
 	jsbData   = "music/JSB_Chorales.mat"
 	pianoData = "music/Piano_midi.mat"
+	mnistData = "mnist/train-labels-idx1-ubyte.gz"
 )
 
 // gruRun are the flags of a tiny GRU run: 12 steps, an evaluation every 3.
@@ -102,16 +104,21 @@ func finalState(t *testing.T, dir string) string {
 	return string(b)
 }
 
-// TestInterruptResumesExactly interrupts GRU runs between evaluation
-// points, in the middle of a data epoch, and resumes them with --resume DIR
-// alone: metrics.csv must be the uninterrupted run's but for the seconds,
-// summary.json the same but for timing, and the chains the same bit for
-// bit. It fails if any of the random state, the minibatch order, the
-// kernel's memory (pSGLD, NNSGHMC with finite-difference Γ, Adam, Santa) or
-// the warm-up schedule were not restored; twice interrupted runs resume
-// too.
+// TestInterruptResumesExactly interrupts GRU and MNIST runs between
+// evaluation points, in the middle of a data epoch, and resumes them with
+// --resume DIR alone: metrics.csv must be the uninterrupted run's but for
+// the seconds, summary.json the same but for timing, the chains the same
+// bit for bit, and so must trace.bin where the run writes one. It fails if
+// any of the random state, the minibatch order, the kernel's memory
+// (pSGLD, NNSGHMC with finite-difference Γ and its thermostat's running
+// means, Adam, Santa) or the warm-up schedule were not restored; twice
+// interrupted runs resume too.
 func TestInterruptResumesExactly(t *testing.T) {
 	meta := "../../experiments/piano-gru/sampler.json"
+	// the length and evaluations of a short mnist-nt run (gruRun's for the
+	// GRU runs)
+	mnist := []string{"--chains", "3", "--steps", "12", "--eval-every", "3",
+		"--trace-every", "2", "--trace-coords", "4", "--quiet"}
 	tests := []struct {
 		name, data string
 		args       []string
@@ -129,11 +136,17 @@ func TestInterruptResumesExactly(t *testing.T) {
 		{"jsb-gru adam", jsbData, []string{"-task", "jsb-gru", "-sampler", "adam"}, []int{5}},
 		{"jsb-gru sgdm", jsbData, []string{"-task", "jsb-gru", "-sampler", "sgdm"}, []int{7}},
 		{"jsb-gru santa", jsbData, []string{"-task", "jsb-gru", "-sampler", "santa", "-santa-explore", "9"}, []int{4, 3}},
+		{"mnist-nt sghmc", mnistData, append([]string{"--flagfile", "../../experiments/mnist-nt/sghmc.flags"}, mnist...), []int{7}},
+		{"mnist-nt nnsghmc thermostat", mnistData, append([]string{"--flagfile", "../../experiments/mnist-nt/nnsghmc.flags", "--float32",
+			"--meta", "../../experiments/mnist-nt/sampler.json", "--warmup-steps", "5", "--thermostat", "1.01"}, mnist...), []int{4, 4}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			needData(t, tc.data)
-			args := append(append([]string(nil), tc.args...), gruRun...)
+			args := append([]string(nil), tc.args...)
+			if tc.data != mnistData {
+				args = append(args, gruRun...)
+			}
 			straight := filepath.Join(t.TempDir(), "straight")
 			if err := run(context.Background(), append(args, "-out", straight)); err != nil {
 				t.Fatal(err)
@@ -151,6 +164,11 @@ func TestInterruptResumesExactly(t *testing.T) {
 			checkSameOutputs(t, "the resumed run", stopped, straight)
 			if finalState(t, straight) != finalState(t, stopped) {
 				t.Error("the resumed run's final chains differ from the uninterrupted run's")
+			}
+			a, errA := os.ReadFile(filepath.Join(straight, traceStream))
+			b, errB := os.ReadFile(filepath.Join(stopped, traceStream))
+			if !errors.Is(errA, os.ErrNotExist) && (errA != nil || errB != nil || !bytes.Equal(a, b)) {
+				t.Errorf("%s of the resumed run differs from the uninterrupted run's (%d and %d bytes; %v, %v)", traceStream, len(b), len(a), errB, errA)
 			}
 		})
 	}
@@ -220,7 +238,7 @@ func TestResumeRefusesConflictingFlags(t *testing.T) {
 }
 
 // TestResumeRefusesWhatCannotResume: a run whose monitor accumulates its
-// metrics (the Gaussian and MNIST tasks), with a trace or without, is not
+// metrics (the Gaussian tasks), with a trace or without, is not
 // resumed: a one-line usage error says why. It writes no checkpoint.
 func TestResumeRefusesWhatCannotResume(t *testing.T) {
 	toy := []string{"-task", "gaussian20", "-sampler", "sghmc", "-chains", "4", "-steps", "30", "-eval-every", "10", "-quiet"}

@@ -157,9 +157,8 @@ type NNSGHMC struct {
 	target samplers.Target
 	tr     *Trained
 	s      Settings
-	once   func(key, msg string)
-	warned map[string]bool // the inputs warned of as far outside their training range
-	coef   float64         // D_train/D, the prior correction of the energy input
+	once   *samplers.Once
+	coef   float64 // D_train/D, the prior correction of the energy input
 }
 
 // New returns the trained sampler tr with settings s on target t.
@@ -187,12 +186,12 @@ func New(t samplers.Target, tr *Trained, s Settings) (*NNSGHMC, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &NNSGHMC{k: k, target: t, tr: tr, s: s, once: s.Warn.Once(), warned: map[string]bool{}, coef: 1}
+	n := &NNSGHMC{k: k, target: t, tr: tr, s: s, once: s.Warn.Once(), coef: 1}
 	if tr.Domain.Dim > 0 {
 		n.coef = float64(tr.Domain.Dim) / float64(t.Dim())
 	}
 	if f := tr.Domain.Friction; f != "" && f != s.Friction {
-		n.once("friction", fmt.Sprintf("nnsghmc: the sampler was trained with the %s friction step and runs with the %s one: its networks were not trained for it (set Settings.Friction, or sample's --friction-step, to %s to run it as trained)", f, s.Friction, f))
+		n.once.Say("friction", fmt.Sprintf("nnsghmc: the sampler was trained with the %s friction step and runs with the %s one: its networks were not trained for it (set Settings.Friction, or sample's --friction-step, to %s to run it as trained)", f, s.Friction, f))
 	}
 	return n, nil
 }
@@ -245,7 +244,7 @@ func (n *NNSGHMC) Step(rng *rand.Rand, st *samplers.State) error {
 	}
 	if x := n.k.Excess(); x.B > 0 {
 		k := n.target.Chains()
-		n.once("noise", fmt.Sprintf("nnsghmc: the minibatch gradient noise B̂ = ½·η·Q_f²·V̂ reaches %.3g at step %d (coordinate %d of chain %d), above the diffusion D_f = %.3g there: "+
+		n.once.Say("noise", fmt.Sprintf("nnsghmc: the minibatch gradient noise B̂ = ½·η·Q_f²·V̂ reaches %.3g at step %d (coordinate %d of chain %d), above the diffusion D_f = %.3g there: "+
 			"the learned friction is too small for this gradient noise and the chains run hotter than the target; lower the step size, enlarge the minibatch, or raise c (Settings.C)",
 			x.B, st.Steps, x.Coord/k, x.Coord%k, x.D))
 	}
@@ -256,19 +255,21 @@ func (n *NNSGHMC) Step(rng *rand.Rand, st *samplers.State) error {
 // *samplers.DivergenceError for a state that diverged.
 func (n *NNSGHMC) ChecksState() {}
 
+// Warned implements samplers.WarnsOnce.
+func (n *NNSGHMC) Warned() *samplers.Once { return n.once }
+
 // checkThermostat warns once when the thermostat starts to cool a
 // coordinate: the learned step is unstable there.
 func (n *NNSGHMC) checkThermostat(st *samplers.State) {
-	if n.s.Thermostat == 0 || n.warned["thermostat"] {
+	if n.s.Thermostat == 0 || n.once.Said("thermostat") {
 		return
 	}
 	i, t := n.k.Cooled(st)
 	if i < 0 {
 		return
 	}
-	n.warned["thermostat"] = true
 	k := n.target.Chains()
-	n.once("thermostat", fmt.Sprintf("nnsghmc: the thermostat cools coordinate %d of chain %d from step %d on (the running mean of its p² is %.4g, above τ = %g): "+
+	n.once.Say("thermostat", fmt.Sprintf("nnsghmc: the thermostat cools coordinate %d of chain %d from step %d on (the running mean of its p² is %.4g, above τ = %g): "+
 		"the learned step was unstable there and shrinks; while it is cooled the chain's moves depend on its past, so check the posterior against another sampler (diag.KSD)",
 		i/k, i%k, st.Steps+1, t, n.s.Thermostat))
 }
@@ -278,7 +279,7 @@ func (n *NNSGHMC) checkThermostat(st *samplers.State) {
 func (n *NNSGHMC) checkStepSize(eta float64) {
 	r := n.tr.Domain.StepSize
 	if r.Min > 0 && (eta < r.Min/2 || eta > 2*r.Max) {
-		n.once("step size", fmt.Sprintf("nnsghmc: step size η = %.4g is far from the step sizes it was trained at, %.4g to %.4g: "+
+		n.once.Say("step size", fmt.Sprintf("nnsghmc: step size η = %.4g is far from the step sizes it was trained at, %.4g to %.4g: "+
 			"the learned sampler extrapolates, and may sample a wrong posterior while it seems to mix; tune η (samplers.TuneStepSize) and compare with another sampler", eta, r.Min, r.Max))
 	}
 }
@@ -305,7 +306,7 @@ func (n *NNSGHMC) checkEnergy(st *samplers.State) {
 // training range r (see near), or nil when it has no range or has been
 // warned of.
 func (n *NNSGHMC) watched(key string, r *Range) *nnkernel.Bounds {
-	if r == nil || n.warned[key] {
+	if r == nil || n.once.Said(key) {
 		return nil
 	}
 	lo, hi := near(*r)
@@ -315,8 +316,7 @@ func (n *NNSGHMC) watched(key string, r *Range) *nnkernel.Bounds {
 // outside warns once that an input is far outside its training range;
 // the inputs are not checked for it again.
 func (n *NNSGHMC) outside(key, what string, x float64, r Range, step, chain int) {
-	n.warned[key] = true
-	n.once(key, fmt.Sprintf("nnsghmc: the networks' %s reaches %.4g at step %d (chain %d), far outside the range it had in training, [%.4g, %.4g]: "+
+	n.once.Say(key, fmt.Sprintf("nnsghmc: the networks' %s reaches %.4g at step %d (chain %d), far outside the range it had in training, [%.4g, %.4g]: "+
 		"the learned sampler extrapolates there, and may sample a wrong posterior while it seems to mix; lower the step size, "+
 		"check the posterior against another sampler (diag.KSD), or meta-train on a target like this one", what, x, step, chain, r.Min, r.Max))
 }

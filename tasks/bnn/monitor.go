@@ -2,7 +2,6 @@ package bnn
 
 import (
 	"fmt"
-	"math"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat"
@@ -19,8 +18,6 @@ const (
 	MetricErrorChain  = "test_error_chain"   // mean over the chains of each chain's own error
 	MetricNLLChain    = "test_nll_chain"     // mean over the chains of each chain's own summed NLL
 	MetricNLLChainMax = "test_nll_chain_max" // the largest chain's own summed NLL: the worst chain
-	MetricErrorAvg    = "test_error_avg"     // error of the running time-average predictive
-	MetricNLLAvg      = "test_nll_avg"       // summed NLL of the running time-average predictive
 )
 
 // MonitorConfig configures a Monitor.
@@ -32,15 +29,6 @@ type MonitorConfig struct {
 	// Float32 evaluates the predictive graph in float32 instead of
 	// float64.
 	Float32 bool
-	// AverageEvery, when positive, makes Observe add the ensemble's
-	// predictive probabilities to a running time average every
-	// AverageEvery steps (after BurnIn steps); Metrics then also reports
-	// test_error_avg and test_nll_avg of the averaged predictive. Each
-	// such step costs one pass over the test set. The authors' protocol
-	// does not average over time (zero, the default).
-	AverageEvery int
-	// BurnIn is the number of first steps left out of the running average.
-	BurnIn int
 }
 
 // Monitor measures K chains sampling a Bayesian MLP by the authors' MNIST
@@ -52,29 +40,26 @@ type MonitorConfig struct {
 // test set); test_error_chain and test_nll_chain, the chains' own error
 // and NLL averaged over the chains, and test_nll_chain_max, the worst
 // chain's NLL (a chain gone wrong raises it while the ensemble's error
-// barely moves); plus test_error_avg and test_nll_avg of the running
-// time-average predictive when MonitorConfig.AverageEvery is set.
+// barely moves). As in the authors' protocol, nothing is averaged over
+// time, so the monitor implements tasks.Resumer: a run stopped and resumed
+// restores it from the positions alone.
 type Monitor struct {
-	net    MLP
-	k      int
-	cfg    MonitorConfig
-	test   Dataset
-	labels []int
-	pred   *Predictor
+	net  MLP
+	k    int
+	cfg  MonitorConfig
+	test Dataset
+	pred *Predictor
 
 	theta    []float64
 	step     int // step of the latest observation; 0 before the first
 	last     *Prediction
 	lastStep int // step of last
 
-	sum   []float64 // Σ over averaged steps of p̂(c|x_n), N × classes
-	count int
-
 	metrics     []tasks.Metric
 	metricsStep int
 }
 
-var _ tasks.Monitor = (*Monitor)(nil)
+var _ tasks.Resumer = (*Monitor)(nil)
 
 // NewMonitor returns a monitor of k chains of net evaluated on test.
 func NewMonitor(net MLP, k int, test Dataset, cfg MonitorConfig) (*Monitor, error) {
@@ -84,8 +69,8 @@ func NewMonitor(net MLP, k int, test Dataset, cfg MonitorConfig) (*Monitor, erro
 	if test.Len() < 1 {
 		return nil, fmt.Errorf("bnn: monitor on an empty test set")
 	}
-	if cfg.Batch < 0 || cfg.AverageEvery < 0 || cfg.BurnIn < 0 {
-		return nil, fmt.Errorf("bnn: monitor config %+v has a negative entry", cfg)
+	if cfg.Batch < 0 {
+		return nil, fmt.Errorf("bnn: monitor config with batch %d, want ≥ 0", cfg.Batch)
 	}
 	if cfg.Batch == 0 {
 		cfg.Batch = min(DefaultPredictBatch, test.Len())
@@ -102,19 +87,10 @@ func NewMonitor(net MLP, k int, test Dataset, cfg MonitorConfig) (*Monitor, erro
 		return nil, err
 	}
 	m := &Monitor{net: p.net, k: k, cfg: cfg, test: test, pred: p, theta: make([]float64, p.net.Dim()*k)}
-	m.labels = make([]int, test.Len())
-	x := make([]float64, test.Inputs())
-	for i := range m.labels {
-		m.labels[i] = test.Example(i, x)
-	}
-	if cfg.AverageEvery > 0 {
-		m.sum = make([]float64, test.Len()*net.Classes())
-	}
 	return m, nil
 }
 
-// Observe implements tasks.Monitor: it keeps a copy of the positions and,
-// at averaging steps, adds their predictive to the running average.
+// Observe implements tasks.Monitor: it keeps a copy of the positions.
 func (m *Monitor) Observe(step int, theta []float64) error {
 	if len(theta) != len(m.theta) {
 		return fmt.Errorf("bnn monitor: %d positions for %d parameters × %d chains", len(theta), m.net.Dim(), m.k)
@@ -122,17 +98,14 @@ func (m *Monitor) Observe(step int, theta []float64) error {
 	spans.For(len(theta), func(lo, hi int) { copy(m.theta[lo:hi], theta[lo:hi]) })
 	m.step = step
 	m.last = nil
-	if m.cfg.AverageEvery > 0 && step > m.cfg.BurnIn && step%m.cfg.AverageEvery == 0 {
-		pr, err := m.latest()
-		if err != nil {
-			return err
-		}
-		for i, lp := range pr.LogProbs {
-			m.sum[i] += math.Exp(lp)
-		}
-		m.count++
-	}
 	return nil
+}
+
+// Resume implements tasks.Resumer: the monitor keeps only the latest
+// positions, so observing the positions a run stopped at restores it.
+func (m *Monitor) Resume(step int, theta []float64) error {
+	m.metrics = nil
+	return m.Observe(step, theta)
 }
 
 // latest returns the prediction at the latest positions, computing it once
@@ -151,8 +124,7 @@ func (m *Monitor) latest() (*Prediction, error) {
 
 // Metrics implements tasks.Monitor: test_error and test_nll of the ensemble
 // at the latest positions, test_error_chain, test_nll_chain and
-// test_nll_chain_max of its chains, then (when averaging) test_error_avg and
-// test_nll_avg of the running average, NaN before its first step.
+// test_nll_chain_max of its chains.
 func (m *Monitor) Metrics() ([]tasks.Metric, error) {
 	if m.step == 0 {
 		return nil, fmt.Errorf("bnn monitor: no positions observed yet")
@@ -166,17 +138,6 @@ func (m *Monitor) Metrics() ([]tasks.Metric, error) {
 		{Name: MetricErrorChain, Value: stat.Mean(pr.ChainError, nil)},
 		{Name: MetricNLLChain, Value: stat.Mean(pr.ChainNLL, nil)},
 		{Name: MetricNLLChainMax, Value: floats.Max(pr.ChainNLL)},
-	}
-	if m.cfg.AverageEvery > 0 {
-		e, nll := math.NaN(), math.NaN()
-		if m.count > 0 {
-			avg := make([]float64, len(m.sum))
-			for i, s := range m.sum {
-				avg[i] = s / float64(m.count)
-			}
-			e, nll = errorNLL(avg, m.labels, m.net.Classes())
-		}
-		ms = append(ms, tasks.Metric{Name: MetricErrorAvg, Value: e}, tasks.Metric{Name: MetricNLLAvg, Value: nll})
 	}
 	m.metrics, m.metricsStep = ms, m.step
 	return append([]tasks.Metric(nil), ms...), nil

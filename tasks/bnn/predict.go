@@ -174,18 +174,3 @@ func Predict(net MLP, theta []float64, k int, data Dataset) (*Prediction, error)
 	defer p.Close()
 	return p.Predict(theta, data)
 }
-
-// errorNLL returns the test error and summed negative log-likelihood of
-// predictive probabilities probs (N × classes, row-major) for labels, by the
-// rules of Prediction.
-func errorNLL(probs []float64, labels []int, c int) (errRate, nll float64) {
-	wrong := 0
-	for i, y := range labels {
-		row := probs[i*c : (i+1)*c]
-		if floats.MaxIdx(row) != y {
-			wrong++
-		}
-		nll -= math.Log(row[y])
-	}
-	return float64(wrong) / float64(len(labels)), nll
-}

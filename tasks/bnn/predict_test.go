@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
-	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
 // naiveLogProbs returns log softmax(f(x; θ_c)) of chain c by plain loops.
@@ -205,8 +204,8 @@ func TestPredictEnsemble(t *testing.T) {
 	}
 }
 
-// TestMonitor checks the metric names and values, Summary, and the running
-// time-average of the predictive.
+// TestMonitor checks the metric names and values, Summary, and that a
+// monitor resumed from the latest positions reports the same metrics.
 func TestMonitor(t *testing.T) {
 	const k = 2
 	net := MLP{Sizes: []int{6, 5, 3}, Activation: ReLU}
@@ -259,57 +258,16 @@ func TestMonitor(t *testing.T) {
 		t.Error("Observe accepted positions of the wrong length")
 	}
 
-	// Averaging every second step after a burn-in of 1: steps 2 and 4.
-	avg, err := NewMonitor(net, k, test, MonitorConfig{Batch: 4, AverageEvery: 2, BurnIn: 1})
+	// a fresh monitor resumed at the last positions reports what this one does
+	resumed, err := NewMonitor(net, k, test, MonitorConfig{Batch: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer avg.Close()
-	if err := avg.Observe(1, thetas[0]); err != nil {
+	defer resumed.Close()
+	if err := resumed.Resume(3, thetas[2]); err != nil {
 		t.Fatal(err)
 	}
-	ms, err = avg.Metrics()
-	if err != nil {
-		t.Fatal(err)
+	if got, err := resumed.Metrics(); err != nil || fmt.Sprint(got) != fmt.Sprint(ms) {
+		t.Errorf("resumed at step 3: metrics %v (%v), want %v", got, err, ms)
 	}
-	if len(ms) != 7 || ms[5].Name != MetricErrorAvg || ms[6].Name != MetricNLLAvg || !math.IsNaN(ms[5].Value) || !math.IsNaN(ms[6].Value) {
-		t.Errorf("before the first averaged step: %v, want NaN averages", ms)
-	}
-	for step := 2; step <= 4; step++ {
-		if err := avg.Observe(step, thetas[step-2]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Steps 2 and 4 saw thetas[0] and thetas[2].
-	p0, p2 := naivePrediction(net, thetas[0], k, test), naivePrediction(net, thetas[2], k, test)
-	c := net.Classes()
-	wantNLL, wrong := 0.0, 0
-	x := make([]float64, 6)
-	for i := 0; i < test.Len(); i++ {
-		y := test.Example(i, x)
-		best, bestP := 0, -1.0
-		for j := 0; j < c; j++ {
-			p := (math.Exp(p0.LogProbs[i*c+j]) + math.Exp(p2.LogProbs[i*c+j])) / 2
-			if p > bestP {
-				best, bestP = j, p
-			}
-			if j == y {
-				wantNLL -= math.Log(p)
-			}
-		}
-		if best != y {
-			wrong++
-		}
-	}
-	sum, err = avg.Summary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum[0].Value != p2.Error || math.Abs(sum[1].Value-p2.NLL) > 1e-9*p2.NLL {
-		t.Errorf("summary %v: the latest ensemble has error %v NLL %v", sum, p2.Error, p2.NLL)
-	}
-	if sum[5].Value != float64(wrong)/float64(test.Len()) || math.Abs(sum[6].Value-wantNLL) > 1e-9*wantNLL {
-		t.Errorf("summary %v: the averaged predictive has error %v NLL %v", sum, float64(wrong)/float64(test.Len()), wantNLL)
-	}
-	var _ tasks.Monitor = avg
 }

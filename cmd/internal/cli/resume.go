@@ -120,7 +120,11 @@ func (r RunFlags) applyInput(fs *pflag.FlagSet, dir, path, name string, in Input
 
 // Apply sets on fs the flags of the run in dir that this command line does
 // not set. A flag set here to another value than the run's is a usage error
-// naming it, but for those in Free.
+// naming it, but for those in Free. The flags in Own are not taken, but
+// for the record of the flag files the run started with: --flagfile keeps
+// the run's value unless given here (the files are not read again; the run's
+// flags hold what they set), so a resumed run records what a run never
+// stopped records.
 func (r RunFlags) Apply(fs *pflag.FlagSet, dir string) error {
 	path := filepath.Join(dir, ConfigFile)
 	b, err := os.ReadFile(path)
@@ -162,6 +166,11 @@ func (r RunFlags) Apply(fs *pflag.FlagSet, dir string) error {
 		v := saved.Flags[name]
 		f := fs.Lookup(name)
 		if f == nil || r.Own[name] {
+			if name == FlagFileFlag && f != nil && v != "" && !fs.Changed(name) {
+				if err := fs.Set(name, v); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		if in, ok := saved.Inputs[name]; ok && set[name] {
