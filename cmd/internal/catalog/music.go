@@ -158,8 +158,16 @@ func musicTask(o Options, name string, beta float64, trains bool) (*Task, error)
 				Chains: 20, Epochs: 40, SubEpochs: 7, Steps: 70, Window: 10,
 				Cross: &train.CrossChain{Every: 3, Lambda: 0.05, Weight: 1},
 				QAdam: adam, DAdam: adam,
+				// as on MNIST: the authors' training-mode step
+				// (train.Config.AuthorsStep; their code has no GRU, so
+				// their MNIST sampler's), the momentum carried over
+				// between the continuation unrolls
+				AuthorsStep: true,
 			},
 			StepSize: eta, NN: musicNN, AlphaCoef: 0.002, QHidden: []int{10}, DHidden: []int{10},
+			// as on MNIST, f_Q starts as SGHMC's Q = 1: a random f_Q can
+			// cross 0 where the chains start and stall training there
+			QStart:     1,
 			Validation: musicValidation(),
 		}
 	}
