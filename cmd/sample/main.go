@@ -27,9 +27,9 @@
 // It also writes config.json (the command, the resolved flags, and the
 // absolute path and SHA-256 of each input file: --meta, --target-cov) at
 // the start and, on the GRU and MNIST tasks, checkpoint.json at the
-// evaluations (at most one a minute, and at the last) and when a signal
-// stops the run, after the rows of metrics.csv and the draws
-// of trace.bin that it counts are on disk. --resume DIR continues the run
+// evaluations (the first, then at most one every five minutes, and the
+// last) and when a signal stops the run, after the rows of metrics.csv and
+// the draws of trace.bin that it counts are on disk. --resume DIR continues the run
 // in DIR from its checkpoint with its flags and the very input files it
 // started with (--steps may differ, to extend it; a flag that contradicts
 // the run, or an input file that has changed, is refused), drops what was
