@@ -46,7 +46,6 @@ type MonitorConfig struct {
 type Monitor struct {
 	net  MLP
 	k    int
-	cfg  MonitorConfig
 	test Dataset
 	pred *Predictor
 
@@ -86,8 +85,7 @@ func NewMonitor(net MLP, k int, test Dataset, cfg MonitorConfig) (*Monitor, erro
 	if err != nil {
 		return nil, err
 	}
-	m := &Monitor{net: p.net, k: k, cfg: cfg, test: test, pred: p, theta: make([]float64, p.net.Dim()*k)}
-	return m, nil
+	return &Monitor{net: p.net, k: k, test: test, pred: p, theta: make([]float64, p.net.Dim()*k)}, nil
 }
 
 // Observe implements tasks.Monitor: it keeps a copy of the positions.
