@@ -1,6 +1,10 @@
 package samplers
 
-import "fmt"
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
 
 // RunawayTemperature is the kinetic temperature beyond which a chain's
 // momenta have run away: a chain at equilibrium in any dimension D has D·T
@@ -35,4 +39,37 @@ func KineticTemperatures(p []float64, k int) ([]float64, error) {
 		t[c] /= float64(d)
 	}
 	return t, nil
+}
+
+// HotLevel is the share of the coordinates of chains at equilibrium that
+// HotFraction finds hot.
+const HotLevel = 1e-3
+
+// HotFraction returns the share of the D coordinates that run hot in k
+// chains with momenta p (length D·k, coordinate-major): those whose
+// temperature across the chains, the chains' mean of p_i², lies above the
+// 1 − HotLevel quantile of its distribution at equilibrium, χ²_k/k. At
+// equilibrium the share is HotLevel whatever k and D. A block of coordinates
+// that runs hot (the last layer of a network, heated by gradient noise its
+// friction does not carry off, say) raises it while the kinetic temperature,
+// a mean over all D coordinates, barely moves. The mean over k chains is a
+// noisy reading of one coordinate's temperature: with 20 chains a
+// coordinate at temperature 4 counts as hot 94 % of the time, with 4 chains
+// 33 %.
+func HotFraction(p []float64, k int) (float64, error) {
+	if k <= 0 || len(p) == 0 || len(p)%k != 0 {
+		return 0, fmt.Errorf("hot fraction: %d momenta are not D coordinates of %d chains", len(p), k)
+	}
+	limit := distuv.ChiSquared{K: float64(k)}.Quantile(1 - HotLevel)
+	d, hot := len(p)/k, 0
+	for i := 0; i < d; i++ {
+		ss := 0.0
+		for _, v := range p[i*k : (i+1)*k] {
+			ss += v * v
+		}
+		if !(ss <= limit) { // NaN counts as hot
+			hot++
+		}
+	}
+	return float64(hot) / float64(d), nil
 }

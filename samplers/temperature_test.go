@@ -157,3 +157,41 @@ func TestKineticTemperaturesSeeGradientNoise(t *testing.T) {
 		}
 	}
 }
+
+// TestHotFractionFindsAHotBlock: momenta at equilibrium give HotLevel within
+// its binomial error for several numbers of chains; heating 2 % of the
+// coordinates to temperature 4 raises the share to about 2 % with 20 chains
+// or more (with fewer, a hot coordinate's mean over the chains is too noisy
+// to pass the limit every time) where the kinetic temperature moves by only
+// 6 %; too few momenta and NaN are handled.
+func TestHotFractionFindsAHotBlock(t *testing.T) {
+	const d = 200_000
+	rng := rand.New(rand.NewPCG(3, 9))
+	for _, k := range []int{1, 4, 20, 50} {
+		p := make([]float64, d*k)
+		for i := range p {
+			p[i] = rng.NormFloat64()
+		}
+		got, err := HotFraction(p, k)
+		if se := math.Sqrt(HotLevel * (1 - HotLevel) / d); err != nil || math.Abs(got-HotLevel) > 4*se {
+			t.Errorf("%d chains at equilibrium: hot fraction %v (%v), want %v ± %.2g", k, got, err, HotLevel, 4*se)
+		}
+		// a block of 2 % of the coordinates at temperature 4
+		for i := range p[:d/50*k] {
+			p[i] *= 2
+		}
+		got, _ = HotFraction(p, k)
+		temps, _ := KineticTemperatures(p, k)
+		if mean := stat.Mean(temps, nil); k >= 20 && (got < 0.015 || got > 0.025) || mean > 1.1 {
+			t.Errorf("%d chains, 2 %% of the coordinates at temperature 4: hot fraction %v, want about 0.02 (kinetic temperature %v)", k, got, mean)
+		}
+	}
+	if got, err := HotFraction([]float64{1, math.NaN(), 0, 0}, 2); err != nil || got != 0.5 {
+		t.Errorf("a NaN momentum: hot fraction %v (%v), want 0.5", got, err)
+	}
+	for _, k := range []int{0, 4} {
+		if _, err := HotFraction([]float64{1, 2, 3}, k); err == nil {
+			t.Errorf("3 momenta of %d chains: no error", k)
+		}
+	}
+}

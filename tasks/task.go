@@ -296,6 +296,21 @@ type Monitor interface {
 	Summary() ([]Metric, error)
 }
 
+// Block is a named span [Lo, Hi) of one chain's coordinates: a layer's
+// weights, say.
+type Block struct {
+	Name   string
+	Lo, Hi int
+}
+
+// Blocker is a Monitor whose task's coordinates fall into named blocks:
+// cmd/sample reports each block's kinetic temperature, which the mean over
+// all coordinates hides where one small block runs hot.
+type Blocker interface {
+	Monitor
+	Blocks() []Block
+}
+
 // Resumer is a Monitor that a run stopped and later resumed (cmd/sample
 // --resume) can restore from the positions at the step it stopped at
 // alone: Resume puts a fresh monitor into the state it had after observing

@@ -5,7 +5,9 @@
 // It writes into --out: metrics.csv (one row per evaluation point: the
 // task's metrics, and for SGHMC and NNSGHMC the chains' kinetic temperature,
 // kinetic_temperature and the hottest chain's kinetic_temperature_max,
-// which a correct sampler keeps at 1 after burn-in; a chain above
+// which a correct sampler keeps at 1 after burn-in, and the share of
+// coordinates running hot across the chains, kinetic_hot_fraction, which it
+// keeps at 0.001 (samplers.HotFraction); a chain above
 // samplers.RunawayTemperature at the end of the run is warned of),
 // summary.json (the run, its final metrics, the resolved flags and the code
 // it was built from) and metrics.png/.svg (the metrics against steps).
@@ -345,8 +347,11 @@ func run(ctx context.Context, args []string) error {
 	bar.Skip(done)
 	start = time.Now().Add(-time.Duration(elapsed * float64(time.Second)))
 	var checkpointed time.Time // when the latest checkpoint was written: the first evaluation writes one
-	// a run resumed from before the kinetic temperature was reported keeps its columns
-	temperature := smp.momentaAtEquilibrium() && (header == nil || slices.Contains(header, metricTemperature))
+	temperature := smp.momentaAtEquilibrium()
+	var blocks []tasks.Block
+	if b, ok := mon.(tasks.Blocker); ok {
+		blocks = b.Blocks()
+	}
 	record := func(step int, st *samplers.State) error {
 		if err := mon.Observe(step, st.Theta); err != nil {
 			return err
@@ -362,13 +367,18 @@ func run(ctx context.Context, args []string) error {
 				return err
 			}
 			if temperature {
-				t, _, err := temperatureMetrics(st.P, o.chains, step)
+				t, _, err := temperatureMetrics(st.P, o.chains, step, blocks)
 				if err != nil {
 					return err
 				}
 				ms = append(ms, t...)
 			}
-			if header == nil {
+			if header != nil {
+				// a run resumed from before a metric was reported keeps its columns
+				if ms, err = metricColumns(ms, header[2:]); err != nil {
+					return err
+				}
+			} else {
 				h := []string{"step", "seconds"}
 				for _, m := range ms {
 					h = append(h, m.Name)
@@ -430,7 +440,7 @@ func run(ctx context.Context, args []string) error {
 	var endTemperature []tasks.Metric
 	if temperature && runErr == nil {
 		var hot string
-		if endTemperature, hot, err = temperatureMetrics(st.P, o.chains, st.Steps); err != nil {
+		if endTemperature, hot, err = temperatureMetrics(st.P, o.chains, st.Steps, blocks); err != nil {
 			return err
 		}
 		if hot != "" {
@@ -736,6 +746,21 @@ func usage(err error) error {
 		return nil
 	}
 	return cli.Usagef("%v", err)
+}
+
+// metricColumns returns the metrics named by columns, in their order: a
+// resumed run writes the columns its metrics.csv began with, whatever the
+// metrics reported since.
+func metricColumns(ms []tasks.Metric, columns []string) ([]tasks.Metric, error) {
+	out := make([]tasks.Metric, len(columns))
+	for i, c := range columns {
+		j := slices.IndexFunc(ms, func(m tasks.Metric) bool { return m.Name == c })
+		if j < 0 {
+			return nil, fmt.Errorf("metrics.csv has a column %q that this run does not report; resume it with the version that started it, or start it again", c)
+		}
+		out[i] = ms[j]
+	}
+	return out, nil
 }
 
 func writeOutputs(o options, header []string, rows [][]string, summary map[string]any) error {

@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
 	"github.com/metasgmcmc/metasgmcmc/samplers/trace"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 )
 
@@ -93,7 +95,7 @@ func TestRunWritesOutputsReproducibly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"task", "sampler", "chains", "steps", "seed", "seconds", "steps_per_second", "kl", "ess", "flags",
-		"ess_min", "rhat_max", "rhat_rank_max", "ess_bulk_min", "ess_tail_min", "kinetic_temperature", "kinetic_temperature_max"} {
+		"ess_min", "rhat_max", "rhat_rank_max", "ess_bulk_min", "ess_tail_min", "kinetic_temperature", "kinetic_temperature_max", "kinetic_hot_fraction"} {
 		if _, ok := sum[key]; !ok {
 			t.Errorf("summary.json lacks %q", key)
 		}
@@ -102,7 +104,7 @@ func TestRunWritesOutputsReproducibly(t *testing.T) {
 		t.Errorf("summary: %v steps, %v chains", sum["steps"], sum["chains"])
 	}
 	m, _ := os.ReadFile(filepath.Join(outs[0], "metrics.csv"))
-	if lines := strings.Split(strings.TrimSpace(string(m)), "\n"); len(lines) != 4 || lines[0] != "step,seconds,kl,kinetic_temperature,kinetic_temperature_max" {
+	if lines := strings.Split(strings.TrimSpace(string(m)), "\n"); len(lines) != 4 || lines[0] != "step,seconds,kl,kinetic_temperature,kinetic_temperature_max,kinetic_hot_fraction" {
 		t.Errorf("metrics.csv:\n%s", m)
 	}
 	entries, _ := os.ReadDir(outs[0])
@@ -117,7 +119,8 @@ func TestRunWritesOutputsReproducibly(t *testing.T) {
 // chains' kinetic temperature for the samplers whose momenta are N(0, I) at
 // equilibrium, and for no other; on the 20-D toy, after 1,000 steps of
 // SGHMC or NNSGHMC at the task's step size, 50 chains' mean is within 0.1
-// of 1 (its Monte-Carlo spread about 0.02).
+// of 1 (its Monte-Carlo spread about 0.02) and at most 2 of the 20
+// coordinates run hot.
 func TestKineticTemperatureOfMomentumSamplers(t *testing.T) {
 	for _, tc := range []struct {
 		sampler string
@@ -130,7 +133,7 @@ func TestKineticTemperatureOfMomentumSamplers(t *testing.T) {
 		}
 		rows := readMetrics(t, filepath.Join(out, "metrics.csv"))
 		header := strings.Join(rows[0], ",")
-		if has := strings.HasSuffix(header, ",kinetic_temperature,kinetic_temperature_max"); has != tc.want {
+		if has := strings.HasSuffix(header, ",kinetic_temperature,kinetic_temperature_max,kinetic_hot_fraction"); has != tc.want {
 			t.Errorf("%s: metrics.csv's header %q", tc.sampler, header)
 			continue
 		}
@@ -138,10 +141,13 @@ func TestKineticTemperatureOfMomentumSamplers(t *testing.T) {
 			continue
 		}
 		last := rows[len(rows)-1]
-		mean, _ := strconv.ParseFloat(last[len(last)-2], 64)
-		max, _ := strconv.ParseFloat(last[len(last)-1], 64)
-		if math.Abs(mean-1) > 0.1 || max < mean {
-			t.Errorf("%s: kinetic temperature %v, hottest chain %v", tc.sampler, mean, max)
+		mean, _ := strconv.ParseFloat(last[len(last)-3], 64)
+		max, _ := strconv.ParseFloat(last[len(last)-2], 64)
+		hot, _ := strconv.ParseFloat(last[len(last)-1], 64)
+		// 20 coordinates: a share of 0.1 is 2 of them, each hot at
+		// equilibrium with probability 0.001
+		if math.Abs(mean-1) > 0.1 || max < mean || hot > 0.1 {
+			t.Errorf("%s: kinetic temperature %v, hottest chain %v, hot share %v", tc.sampler, mean, max, hot)
 		}
 	}
 }
@@ -160,7 +166,7 @@ func TestRunawayTemperatureIsWarnedOf(t *testing.T) {
 		{[]float64{1, 30, -1, -20}, 325.5, "chain 1's kinetic temperature (its mean squared momentum) is 650 at step 7,"},
 		{[]float64{1, math.NaN(), -1, 1}, math.NaN(), "chain 1's kinetic temperature (its mean squared momentum) is NaN at step 7,"},
 	} {
-		ms, hot, err := temperatureMetrics(tc.p, 2, 7)
+		ms, hot, err := temperatureMetrics(tc.p, 2, 7, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,6 +176,22 @@ func TestRunawayTemperatureIsWarnedOf(t *testing.T) {
 		if tc.want == "" && hot != "" || !strings.HasPrefix(hot, tc.want) {
 			t.Errorf("%v: warning %q, want %q", tc.p, hot, tc.want)
 		}
+	}
+}
+
+// TestBlockTemperatures: each named block's temperature is its momenta's
+// mean square over the chains, after the hot share, by hand for two chains
+// of three coordinates (coordinate-major).
+func TestBlockTemperatures(t *testing.T) {
+	p := []float64{1, 3, 2, 0, 4, 2} // coordinate 0: 1, 3; 1: 2, 0; 2: 4, 2
+	blocks := []tasks.Block{{Name: "a", Lo: 0, Hi: 1}, {Name: "bc", Lo: 1, Hi: 3}}
+	ms, _, err := temperatureMetrics(p, 2, 1, blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []tasks.Metric{{Name: "kinetic_temperature_a", Value: 5}, {Name: "kinetic_temperature_bc", Value: 6}}
+	if len(ms) != 5 || ms[2].Name != "kinetic_hot_fraction" || !slices.Equal(ms[3:], want) {
+		t.Errorf("metrics %v, want the chains' three then %v", ms, want)
 	}
 }
 
@@ -369,7 +391,7 @@ func TestLogWhenNotATerminal(t *testing.T) {
 	}
 	stamp := `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d NNSGHMC: `
 	for i, re := range []string{
-		stamp + `10/30 \(33%\), .* elapsed, ETA .*: kl=\S+ kinetic_temperature=\S+ kinetic_temperature_max=\S+$`,
+		stamp + `10/30 \(33%\), .* elapsed, ETA .*: kl=\S+ kinetic_temperature=\S+ kinetic_temperature_max=\S+ kinetic_hot_fraction=\S+$`,
 		stamp + `finished 30/30 \(100%\), .* elapsed$`,
 		stamp + `computing the run's summary diagnostics$`,
 		stamp + `outputs in ` + regexp.QuoteMeta(out) + `$`,

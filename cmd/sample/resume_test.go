@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -421,5 +422,54 @@ func TestResumeDropsRowsAfterTheCheckpoint(t *testing.T) {
 				t.Errorf("metrics.csv of the resumed run differs from the uninterrupted run's:\n  resumed: %q\n  straight: %q", b, a)
 			}
 		})
+	}
+}
+
+// TestResumeKeepsTheRunsColumns: a run whose metrics.csv lacks a metric
+// this version reports (one started before kinetic_hot_fraction was) is
+// resumed with the columns it began with, each row as long as its header;
+// one whose metrics.csv names a metric this version does not report is
+// refused in one line.
+func TestResumeKeepsTheRunsColumns(t *testing.T) {
+	needData(t, jsbData)
+	args := append([]string{"-task", "jsb-gru", "-sampler", "sghmc"}, gruRun...)
+	path := func(dir string) string { return filepath.Join(dir, "metrics.csv") }
+	rewrite := func(t *testing.T, dir string, edit func(string) string) {
+		b, err := os.ReadFile(path(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path(dir), []byte(edit(string(b))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	older := interruptRun(t, args, 7)
+	header := clitest.ReadCSV(t, path(older))[0]
+	hot := slices.Index(header, "kinetic_hot_fraction")
+	if hot < 0 {
+		t.Fatalf("metrics.csv's header %v has no kinetic_hot_fraction", header)
+	}
+	rewrite(t, older, func(s string) string { return string(dropColumn([]byte(s), hot)) })
+	if err := run(context.Background(), []string{"-resume", older}); err != nil {
+		t.Fatal(err)
+	}
+	rows := clitest.ReadCSV(t, path(older))
+	if want := slices.Delete(slices.Clone(header), hot, hot+1); !slices.Equal(rows[0], want) || len(rows) < 3 {
+		t.Fatalf("resumed run's metrics.csv: %v, want the header %v and its rows", rows, want)
+	}
+	for _, r := range rows[1:] {
+		if len(r) != len(rows[0]) {
+			t.Errorf("row %v under the header %v", r, rows[0])
+		}
+	}
+
+	other := interruptRun(t, args, 7)
+	rewrite(t, other, func(s string) string {
+		return strings.Replace(s, "kinetic_temperature,", "kinetic_temperature_other,", 1)
+	})
+	err := run(context.Background(), []string{"-resume", other})
+	if err == nil || !strings.Contains(err.Error(), `column "kinetic_temperature_other"`) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("resuming a run with a column this version does not report: %v, want one line naming the column", err)
 	}
 }

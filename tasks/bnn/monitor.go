@@ -2,6 +2,7 @@ package bnn
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat"
@@ -18,6 +19,12 @@ const (
 	MetricErrorChain  = "test_error_chain"   // mean over the chains of each chain's own error
 	MetricNLLChain    = "test_nll_chain"     // mean over the chains of each chain's own summed NLL
 	MetricNLLChainMax = "test_nll_chain_max" // the largest chain's own summed NLL: the worst chain
+	// MetricWeightRMS followed by a layer number l = 1, 2, … names the
+	// root mean square of layer l's weights (not its biases) over all K
+	// chains: under a ReLU network's rescaling symmetry a chain may grow
+	// one layer and shrink the next at the same fit, while growth of every
+	// layer makes each chain's predictive more confident.
+	MetricWeightRMS = "weight_rms_"
 )
 
 // MonitorConfig configures a Monitor.
@@ -38,9 +45,9 @@ type MonitorConfig struct {
 // the argmax of the mean predictive probability) and test_nll (the negative
 // log of the mean predictive probability of the true label, summed over the
 // test set); test_error_chain and test_nll_chain, the chains' own error
-// and NLL averaged over the chains, and test_nll_chain_max, the worst
+// and NLL averaged over the chains, test_nll_chain_max, the worst
 // chain's NLL (a chain gone wrong raises it while the ensemble's error
-// barely moves). As in the authors' protocol, nothing is averaged over
+// barely moves), and weight_rms_1, weight_rms_2, … of the layers. As in the authors' protocol, nothing is averaged over
 // time, so the monitor implements tasks.Resumer: a run stopped and resumed
 // restores it from the positions alone.
 type Monitor struct {
@@ -58,7 +65,21 @@ type Monitor struct {
 	metricsStep int
 }
 
-var _ tasks.Resumer = (*Monitor)(nil)
+var (
+	_ tasks.Resumer = (*Monitor)(nil)
+	_ tasks.Blocker = (*Monitor)(nil)
+)
+
+// Blocks implements tasks.Blocker: the weights of each layer l = 1, 2, …,
+// named "w1", "w2", … (the biases in no block).
+func (m *Monitor) Blocks() []tasks.Block {
+	bs := make([]tasks.Block, m.net.Layers())
+	for l := range bs {
+		w, b := m.net.Offsets(l)
+		bs[l] = tasks.Block{Name: fmt.Sprintf("w%d", l+1), Lo: w, Hi: b}
+	}
+	return bs
+}
 
 // NewMonitor returns a monitor of k chains of net evaluated on test.
 func NewMonitor(net MLP, k int, test Dataset, cfg MonitorConfig) (*Monitor, error) {
@@ -122,7 +143,7 @@ func (m *Monitor) latest() (*Prediction, error) {
 
 // Metrics implements tasks.Monitor: test_error and test_nll of the ensemble
 // at the latest positions, test_error_chain, test_nll_chain and
-// test_nll_chain_max of its chains.
+// test_nll_chain_max of its chains, then weight_rms_l of each layer l.
 func (m *Monitor) Metrics() ([]tasks.Metric, error) {
 	if m.step == 0 {
 		return nil, fmt.Errorf("bnn monitor: no positions observed yet")
@@ -137,8 +158,21 @@ func (m *Monitor) Metrics() ([]tasks.Metric, error) {
 		{Name: MetricNLLChain, Value: stat.Mean(pr.ChainNLL, nil)},
 		{Name: MetricNLLChainMax, Value: floats.Max(pr.ChainNLL)},
 	}
+	ms = append(ms, m.weightRMS()...)
 	m.metrics, m.metricsStep = ms, m.step
 	return append([]tasks.Metric(nil), ms...), nil
+}
+
+// weightRMS returns the weight_rms_l metrics of the latest positions.
+func (m *Monitor) weightRMS() []tasks.Metric {
+	var ms []tasks.Metric
+	for l, b := range m.Blocks() {
+		// coordinate-major: the K chains' values of coordinate i are
+		// theta[i·K : (i+1)·K], so a layer's weights are one span
+		w := m.theta[b.Lo*m.k : b.Hi*m.k]
+		ms = append(ms, tasks.Metric{Name: fmt.Sprintf("%s%d", MetricWeightRMS, l+1), Value: math.Sqrt(floats.Dot(w, w) / float64(len(w)))})
+	}
+	return ms
 }
 
 // Summary implements tasks.Monitor: the metrics at the latest positions (the

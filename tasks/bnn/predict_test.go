@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
+	"github.com/metasgmcmc/metasgmcmc/tasks"
 )
 
 // naiveLogProbs returns log softmax(f(x; θ_c)) of chain c by plain loops.
@@ -231,7 +233,7 @@ func TestMonitor(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := naivePrediction(net, thetas[2], k, test)
-	names := []string{MetricError, MetricNLL, MetricErrorChain, MetricNLLChain, MetricNLLChainMax}
+	names := []string{MetricError, MetricNLL, MetricErrorChain, MetricNLLChain, MetricNLLChainMax, "weight_rms_1", "weight_rms_2"}
 	if len(ms) != len(names) {
 		t.Fatalf("metrics %v, want %v", ms, names)
 	}
@@ -246,6 +248,25 @@ func TestMonitor(t *testing.T) {
 	if ms[0].Value != want.Error || math.Abs(ms[1].Value-want.NLL) > 1e-9*want.NLL ||
 		math.Abs(ms[2].Value-chainErr) > 1e-12 || math.Abs(ms[3].Value-chainNLL) > 1e-9*chainNLL || math.Abs(ms[4].Value-worst) > 1e-9*worst {
 		t.Errorf("metrics %v, want error %v NLL %v, chains' error %v NLL %v worst %v", ms, want.Error, want.NLL, chainErr, chainNLL, worst)
+	}
+	blocks := []tasks.Block{{Name: "w1", Lo: 0, Hi: 30}, {Name: "w2", Lo: 35, Hi: 50}}
+	if got := m.Blocks(); !slices.Equal(got, blocks) {
+		t.Errorf("blocks %v, want %v", got, blocks)
+	}
+	// layer l's weights, chain c, entry (i, j): naive walk over the chains and entries
+	for l, got := range ms[5:] {
+		w, _ := net.Offsets(l)
+		ss, n := 0.0, 0
+		for c := 0; c < k; c++ {
+			for e := 0; e < net.Sizes[l]*net.Sizes[l+1]; e++ {
+				v := thetas[2][(w+e)*k+c]
+				ss += v * v
+				n++
+			}
+		}
+		if rms := math.Sqrt(ss / float64(n)); math.Abs(got.Value-rms) > 1e-12*rms {
+			t.Errorf("%s = %v, want %v", got.Name, got.Value, rms)
+		}
 	}
 	if want.ChainNLL[0] == want.ChainNLL[1] || chainNLL < want.NLL {
 		t.Errorf("chains' NLL %v against the ensemble's %v: the test cannot tell the mean from the worst, or breaks Jensen", want.ChainNLL, want.NLL)
