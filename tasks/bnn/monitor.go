@@ -47,9 +47,11 @@ type MonitorConfig struct {
 // test set); test_error_chain and test_nll_chain, the chains' own error
 // and NLL averaged over the chains, test_nll_chain_max, the worst
 // chain's NLL (a chain gone wrong raises it while the ensemble's error
-// barely moves), and weight_rms_1, weight_rms_2, … of the layers. As in the authors' protocol, nothing is averaged over
-// time, so the monitor implements tasks.Resumer: a run stopped and resumed
-// restores it from the positions alone.
+// barely moves), and weight_rms_1, weight_rms_2, … of the layers. As in
+// the authors' protocol, nothing is averaged over time, so the monitor
+// implements tasks.Resumer: a run stopped and resumed restores it from the
+// positions alone. It implements tasks.Blocker with the layers' weights,
+// whose kinetic temperatures cmd/sample then reports.
 type Monitor struct {
 	net  MLP
 	k    int
