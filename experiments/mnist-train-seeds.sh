@@ -18,12 +18,12 @@
 # data, on the training split less its last 10,000 images, scored by those
 # images' NLL after 1,000 steps with run seeds 1 and 2, every 8 epochs;
 # for nt multiplied by how far the error after 100 steps misses 14 % and
-# run under NNSGHMC's thermostat τ = 16), which picks the epoch written as
+# run under NNSGHMC's thermostat τ = 3), which picks the epoch written as
 # sampler.json without looking at any evaluation; a continued training
 # first scores its validated epochs again under the protocol as it is now
 # (train --revalidate).
 # Evaluation: each sampler with the evaluations' nnsghmc.flags (nt: mnist-nt
-# and mnist-af, 12,000 steps, under the thermostat τ = 16, sample
+# and mnist-af, 12,000 steps, under the thermostat τ = 3, sample
 # --thermostat; data: mnist-data, 5,800 steps), float32, the evaluation
 # seeds 15 and 16. The bars: nt, test error at most 14 % after
 # 100 steps, at most 1.75 % and NLL at most 680 at the end, and on
@@ -37,7 +37,7 @@
 # the number of cores) runs that many trainings or evaluations at once, one
 # core each. Finished trainings and evaluations are kept (an evaluation of
 # an earlier sampler.json, from before a training was extended, is moved
-# aside to eval-…-before-DATE), an interrupted training continues from its
+# aside to eval-…-before-DATE, as is one under another thermostat), an interrupted training continues from its
 # checkpoint. NT, two at once on two cores: about 95 minutes a training of
 # 40 epochs with its validations (80: about 3 hours), 15-18 minutes a
 # 12,000-step evaluation. Data, two at once: about 140 minutes a training
@@ -51,7 +51,7 @@ source experiments/readme.sh
 setup=${1:-}
 case $setup in
 nt)
-	exp=experiments/mnist-nt default_seeds="15 16 17" thermostat=16
+	exp=experiments/mnist-nt default_seeds="15 16 17" thermostat=3
 	# the bars: TASK METRIC STEP BAR (STEP "end": the run's last)
 	bars="nt test_error 100 0.14
 nt test_error end 0.0175
@@ -89,8 +89,10 @@ train() { # SEED: a new run, or the run continued (or extended) to $epochs
 }
 evaluate() { # SEED TASK EVAL
 	local out=$runs/eval-$1-$2-$3 meta=$runs/train-$1/sampler.json
-	# an evaluation of an earlier sampler.json (a training extended since) is set aside
-	if [ -f "$out/config.json" ] && ! grep -q "$(sha256sum <"$meta" | cut -c1-64)" "$out/config.json"; then
+	# an evaluation of an earlier sampler.json (a training extended or
+	# revalidated since) or under another thermostat is set aside
+	if [ -f "$out/config.json" ] && { ! grep -q "$(sha256sum <"$meta" | cut -c1-64)" "$out/config.json" ||
+		! grep -q "\"thermostat\": \"$thermostat\"" "$out/config.json"; }; then
 		mv "$out" "$out.before-$(date +%Y%m%d-%H%M%S)"
 	fi
 	sample_once "$bin/sample" "$out" --flagfile "experiments/mnist-$2/nnsghmc.flags" --float32 --meta "$meta" --seed "$3" --thermostat "$thermostat"

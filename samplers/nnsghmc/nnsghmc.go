@@ -115,8 +115,9 @@ type Settings struct {
 	// learned sampler as it is where the chains are at equilibrium. A
 	// coordinate that stays unstable at its learned Q_f stays warm, which
 	// the chains' kinetic temperature shows (samplers.KineticTemperatures).
-	// The NT set-up validates with 16 (experiments/mnist-nt/README.md says
-	// why). 0: off, the paper's sampler (the presets).
+	// The NT set-up validates and evaluates with 3
+	// (experiments/mnist-nt/thermostat.sweep chose it). 0: off, the
+	// paper's sampler (the presets).
 	Thermostat float64 `json:"thermostat,omitempty"`
 	// Warn receives the warnings (the standard logger when nil).
 	Warn samplers.Warn `json:"-"`
