@@ -36,8 +36,9 @@
 # (default runs/mnist-train-seeds/SETUP) where the runs go; JOBS (default:
 # the number of cores) runs that many trainings or evaluations at once, one
 # core each. Finished trainings and evaluations are kept (an evaluation of
-# an earlier sampler.json, from before a training was extended, is moved
-# aside to eval-…-before-DATE, as is one under another thermostat), an interrupted training continues from its
+# an earlier sampler.json, from before a training was extended or
+# revalidated, or one under another thermostat, is moved aside to
+# eval-…-before-DATE), an interrupted training continues from its
 # checkpoint. NT, two at once on two cores: about 95 minutes a training of
 # 40 epochs with its validations (80: about 3 hours), 15-18 minutes a
 # 12,000-step evaluation. Data, two at once: about 140 minutes a training
