@@ -111,9 +111,9 @@ func finalState(t *testing.T, dir string) string {
 // the seconds, summary.json the same but for timing, the chains the same
 // bit for bit, and so must trace.bin where the run writes one. It fails if
 // any of the random state, the minibatch order, the kernel's memory
-// (pSGLD, NNSGHMC with finite-difference Γ and its thermostat's running
-// means, Adam, Santa) or the warm-up schedule were not restored; twice
-// interrupted runs resume too.
+// (pSGLD, NNSGHMC with finite-difference Γ, its thermostat's running
+// means and its adaptive friction's ζ, Adam, Santa) or the warm-up
+// schedule were not restored; twice interrupted runs resume too.
 func TestInterruptResumesExactly(t *testing.T) {
 	meta := "../../experiments/piano-gru/sampler.json"
 	// the length and evaluations of a short mnist-nt run (gruRun's for the
@@ -139,7 +139,7 @@ func TestInterruptResumesExactly(t *testing.T) {
 		{"jsb-gru santa", jsbData, []string{"-task", "jsb-gru", "-sampler", "santa", "-santa-explore", "9"}, []int{4, 3}},
 		{"mnist-nt sghmc", mnistData, append([]string{"--flagfile", "../../experiments/mnist-nt/sghmc.flags"}, mnist...), []int{7}},
 		{"mnist-nt nnsghmc thermostat", mnistData, append([]string{"--flagfile", "../../experiments/mnist-nt/nnsghmc.flags", "--float32",
-			"--meta", "../../experiments/mnist-nt/sampler.json", "--warmup-steps", "5", "--thermostat", "1.01"}, mnist...), []int{4, 4}},
+			"--meta", "../../experiments/mnist-nt/sampler.json", "--warmup-steps", "5", "--thermostat", "1.01", "--adaptive-friction", "0.01"}, mnist...), []int{4, 4}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -46,7 +46,7 @@ func (s *Kernel) stepFusedFD(st *samplers.State, e *samplers.Eval) {
 	n := len(st.Theta)
 	sc := cfg.scales(e, s.d, s.target.DataSize())
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
-	f := &fusedFD{Kernel: s, featureScales: sc, fq: coordnet.NewChainNet(cfg.Q, sc.u), fd: coordnet.NewChainNet(cfg.D, sc.u), temp: s.temperatures(m, n)}
+	f := &fusedFD{Kernel: s, featureScales: sc, fq: coordnet.NewChainNet(cfg.Q, sc.u), fd: coordnet.NewChainNet(cfg.D, sc.u), temp: s.temperatures(m, n), zeta: s.zetas(m, n)}
 	s.finds = newFinds(s.finds, n, fusedSpan)
 	spans.Share(n, fusedSpan, func() (func(lo, hi int), func()) {
 		b := new(fusedFDScratch)
@@ -65,6 +65,7 @@ type fusedFD struct {
 	featureScales
 	fq, fd coordnet.ChainNet
 	temp   []float64 // the thermostat's running means, nil when it is off
+	zeta   []float64 // the adaptive friction's ζ, nil when it is off
 }
 
 // fusedScratch holds a block's network inputs and outputs.
@@ -114,7 +115,7 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch,
 	dQdu, dQdp, dDdp, qs, ds, ex := v[5][:n], v[6][:n], v[7][:n], v[8][:n], v[9][:n], v[10][:n]
 	// the thermostat's factors, where it is on (temp not nil): Q_f is
 	// cooled in the update, the networks' Q_f kept in the memory
-	inside, cool, temp := b.inside[:n], v[12][:n], blockOf(f.temp, lo, hi)
+	inside, cool, temp, zeta := b.inside[:n], v[12][:n], blockOf(f.temp, lo, hi), blockOf(f.zeta, lo, hi)
 	c := c0
 	for i, pi := range p {
 		qi, _ := cfg.qOf(q[i])
@@ -153,7 +154,9 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch,
 		}
 		du := f.su * (grad[i] + (f.coef-1)*priorGrad[i])
 		gp := f.gammaP(qc, inside[i], dqu, du, dDdp[i], dqp, 1+fe[i])
-		pn := f.nextMomentum(qc, ds[i], fe[i], gp, pi, grad[i], noise[i], 0)
+		ea := cfg.damping(zeta, i, ds[i], fe[i])
+		pn := f.nextMomentum(qc, ds[i], ea, fe[i], gp, pi, grad[i], noise[i], 0)
+		cfg.adapt(zeta, i, pn, ea)
 		gammaP[i], mu[i], mp[i], mq[i], p[i] = gp, f.u[c], pi, qi, pn
 		if c++; c == k {
 			c = 0
@@ -194,13 +197,13 @@ func (s *Kernel) stepFusedExact(st *samplers.State) {
 	fq, fd := coordnet.NewGradNet(cfg.Q), coordnet.NewGradNet(cfg.D)
 	m.gammaP, m.gammaThet = grow(m.gammaP, n), grow(m.gammaThet, n)
 	s.finds = newFinds(s.finds, n, fusedSpan)
-	temp := s.temperatures(m, n)
+	temp, zeta := s.temperatures(m, n), s.zetas(m, n)
 	spans.Share(n, fusedSpan, func() (func(lo, hi int), func()) {
 		var b exactScratch
 		return func(lo, hi int) {
 			found := &s.finds[lo/fusedSpan]
 			for i := lo; i < hi; i += fusedBlock {
-				s.exactBlock(st, &fq, &fd, &b, found, temp, i, min(i+fusedBlock, hi))
+				s.exactBlock(st, &fq, &fd, &b, found, temp, zeta, i, min(i+fusedBlock, hi))
 			}
 		}, nil
 	})
@@ -216,8 +219,9 @@ type exactScratch struct {
 // exactBlock advances the coordinates [lo, hi) with exact Γ: the momenta,
 // then the positions, each pass evaluating the block's networks first. It
 // records in found what it finds in the block's inputs and its new state,
-// and warms the thermostat's running means temp (nil: off).
-func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *exactScratch, found *finds, temp []float64, lo, hi int) {
+// warms the thermostat's running means temp and updates the adaptive
+// friction's zeta (nil: off).
+func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *exactScratch, found *finds, temp, zeta []float64, lo, hi int) {
 	cfg, m, n := &s.cfg, mem(st), hi-lo
 	eta, ms := cfg.StepSize, cfg.MomentumScale
 	theta, p := st.Theta[lo:hi], st.P[lo:hi]
@@ -226,7 +230,7 @@ func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *exa
 	gammaP, gammaThet := m.gammaP[lo:hi], m.gammaThet[lo:hi]
 	v := &b.fusedScratch
 	x, f, dfu, dfx, fD, dfD, qt := v[0][:n], v[1][:n], v[2][:n], v[3][:n], v[4][:n], v[5][:n], v[6][:n]
-	cool, temp := b.cool[:n], blockOf(temp, lo, hi) // the thermostat's factors where it is on
+	cool, temp, zeta := b.cool[:n], blockOf(temp, lo, hi), blockOf(zeta, lo, hi) // the thermostat's factors where it is on
 	for i, pi := range p {
 		x[i] = ms * pi
 	}
@@ -244,7 +248,9 @@ func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *exa
 		d, inside := s.diffusion(q, cfg.DScale*math.Abs(fD[i]))
 		e, slope := s.friction(d)
 		gp := s.gammaP(q, inside, dQdu, du[i], dDdp, dQdp, slope)
-		p[i], gammaP[i] = s.nextMomentum(q, d, e, gp, pi, grad[i], noise[i], 0), gp
+		ea := cfg.damping(zeta, i, d, e)
+		p[i], gammaP[i] = s.nextMomentum(q, d, ea, e, gp, pi, grad[i], noise[i], 0), gp
+		cfg.adapt(zeta, i, p[i], ea)
 		qt[i] = q
 	}
 	authors := cfg.Gamma == GammaAuthors

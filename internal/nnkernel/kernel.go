@@ -152,6 +152,22 @@ type Settings struct {
 	// 0: off (the paper's sampler). Sampling only: meta-training refuses
 	// it.
 	Thermostat float64 `json:"thermostat,omitempty"`
+	// AdaptiveFriction κ > 0 raises the friction of the coordinates that
+	// gradient noise heats, as a per-coordinate Nosé–Hoover thermostat
+	// does (SGNHT, Ding et al. 2014): each coordinate keeps ζ_i, from 0,
+	// and its exponential friction step damps by c = e^{−η·D_f·max(0, 1 +
+	// ζ_i)} while injecting D_f's noise; after the step ζ_i ← ζ_i +
+	// κ·(p_i² − 2/(1 + c)), 2/(1 + c) being the stationary p² of a step
+	// that damps by c and whose noise balances it (1 as η·D_f → 0), at
+	// which the positions have the target's variance. Where the momentum
+	// is at that equilibrium ζ_i wanders about 0 (a standard deviation of
+	// about √(κ/(2η·D_f)) for small η·D_f) and the sampler is the learned
+	// one on average; where minibatch noise adds heat that D_f does not
+	// carry off (temperature 1 + B̂/D_f, B̂ = ½·η·Q_f²·V̂), ζ_i climbs
+	// until the extra friction does (ζ_i ≈ B̂/D_f, in about 1/κ steps).
+	// 0: off (the paper's sampler). It needs FrictionExponential.
+	// Sampling only: meta-training refuses it.
+	AdaptiveFriction float64 `json:"adaptive_friction,omitempty"`
 }
 
 // thermostatDecay is the thermostat's running mean's weight of the past.
@@ -191,6 +207,28 @@ func (cfg *Settings) cools(out, temp []float64) {
 func warmAll(temp, p []float64) {
 	for i, t := range temp {
 		temp[i] = warm(t, p[i])
+	}
+}
+
+// damping is e_a = e^{−η·a·D_f} − 1, the exponential friction step's
+// damping of coordinate i with diffusion d, where a = max(0, 1 + ζ_i) is
+// the adaptive friction's factor of D_f and e = e^{−η·D_f} − 1 (e itself
+// when the adaptive friction is off: zeta nil).
+func (cfg *Settings) damping(zeta []float64, i int, d, e float64) float64 {
+	if zeta == nil {
+		return e
+	}
+	return math.Expm1(-cfg.StepSize * max(0, 1+zeta[i]) * d)
+}
+
+// adapt updates the adaptive friction's ζ (nil: off) at coordinate i
+// after a step that ends at the momentum p with the damping e_a
+// (damping): ζ follows p² less 2/(2 + e_a), the stationary p² of a
+// friction step that damps by 1 + e_a and whose noise, injected and the
+// gradient's, balances it (1 as η·D_f → 0).
+func (cfg *Settings) adapt(zeta []float64, i int, p, ea float64) {
+	if zeta != nil {
+		zeta[i] += cfg.AdaptiveFriction * (p*p - 2/(2+ea))
 	}
 }
 
@@ -275,7 +313,13 @@ func (cfg *Config) Validate() error {
 		}
 	}
 	if t := cfg.Thermostat; !(t == 0 || t > 1) || math.IsInf(t, 0) {
-		return fmt.Errorf("nnsghmc: NNSGHMC thermostat must be 0 (off) or a temperature above 1, the equilibrium's (16 is what the NT set-up validates with), got %v", t)
+		return fmt.Errorf("nnsghmc: NNSGHMC thermostat must be 0 (off) or a temperature above 1, the equilibrium's (3 is what the NT set-up validates with), got %v", t)
+	}
+	if k := cfg.AdaptiveFriction; !(k >= 0 && k < 1) {
+		return fmt.Errorf("nnsghmc: NNSGHMC adaptive_friction κ must be 0 (off) or a rate in (0, 1) (0.001 reacts in about a thousand steps), got %v", k)
+	}
+	if cfg.AdaptiveFriction != 0 && cfg.Friction == FrictionExplicit {
+		return errors.New("nnsghmc: NNSGHMC's adaptive friction needs the exponential friction step (the explicit one overshoots where the added friction takes η·D_f past 2)")
 	}
 	if cfg.TrainDim < 0 {
 		return fmt.Errorf("nnsghmc: NNSGHMC train_dim must be non-negative, got %d", cfg.TrainDim)
@@ -478,6 +522,7 @@ type memory struct {
 	gammaP    []float64
 	gammaThet []float64
 	temp      []float64 // the thermostat's running means of p², T_i
+	zeta      []float64 // the adaptive friction's ζ_i
 }
 
 // temperatures returns the thermostat's running means in m for n
@@ -493,6 +538,18 @@ func (s *Kernel) temperatures(m *memory, n int) []float64 {
 		}
 	}
 	return m.temp
+}
+
+// zetas returns the adaptive friction's ζ in m for n coordinates,
+// starting them at 0, or nil with it off.
+func (s *Kernel) zetas(m *memory, n int) []float64 {
+	if s.cfg.AdaptiveFriction == 0 {
+		return nil
+	}
+	if len(m.zeta) != n {
+		m.zeta = make([]float64, n)
+	}
+	return m.zeta
 }
 
 // Cooled returns the first coordinate of st that the thermostat cools at
@@ -569,8 +626,8 @@ func (s *Kernel) Update(theta, p []float64, f *Features, grad, noise []float64) 
 	if s.cfg.Gamma == GammaFD {
 		return errors.New("nnsghmc: NNSGHMC.Update computes Γ exactly or not at all, not by finite differences")
 	}
-	if s.cfg.Thermostat != 0 {
-		return errors.New("nnsghmc: NNSGHMC.Update runs the step graph's update, which has no thermostat (set Thermostat 0)")
+	if s.cfg.Thermostat != 0 || s.cfg.AdaptiveFriction != 0 {
+		return errors.New("nnsghmc: NNSGHMC.Update runs the step graph's update, which has no thermostat and no adaptive friction (set Thermostat and AdaptiveFriction 0)")
 	}
 	n := s.d * s.k
 	for _, v := range [][]float64{theta, p, f.U, f.DU, f.GFeat, grad, noise} {

@@ -7,8 +7,8 @@ import (
 )
 
 // nnJSON is what NNSGHMC's memory carries from one step to the next (the
-// finite differences' and the thermostat's); the rest of memory is each
-// step's scratch.
+// finite differences', the thermostat's and the adaptive friction's); the
+// rest of memory is each step's scratch.
 type nnJSON struct {
 	Started bool      `json:"started"`
 	U       []float64 `json:"u,omitempty"`
@@ -16,11 +16,12 @@ type nnJSON struct {
 	Q       []float64 `json:"q,omitempty"`
 	QHat    []float64 `json:"qhat,omitempty"`
 	Temp    []float64 `json:"temp,omitempty"`
+	Zeta    []float64 `json:"zeta,omitempty"`
 }
 
 // MarshalJSON saves the finite-difference memory of NNSGHMC.
 func (m *memory) MarshalJSON() ([]byte, error) {
-	return json.Marshal(nnJSON{Started: m.started, U: m.u, P: m.p, Q: m.q, QHat: m.qhat, Temp: m.temp})
+	return json.Marshal(nnJSON{Started: m.started, U: m.u, P: m.p, Q: m.q, QHat: m.qhat, Temp: m.temp, Zeta: m.zeta})
 }
 
 // UnmarshalJSON restores memory saved by MarshalJSON.
@@ -29,14 +30,14 @@ func (m *memory) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	m.started, m.u, m.p, m.q, m.qhat, m.temp = j.Started, j.U, j.P, j.Q, j.QHat, j.Temp
+	m.started, m.u, m.p, m.q, m.qhat, m.temp, m.zeta = j.Started, j.U, j.P, j.Q, j.QHat, j.Temp, j.Zeta
 	return nil
 }
 
 // Fits checks the restored memory against n coordinates (see
 // samplers.Restore).
 func (m *memory) Fits(n int) error {
-	if err := errors.Join(vectorFits("u", m.u, n), vectorFits("p", m.p, n), vectorFits("q", m.q, n), vectorFits("qhat", m.qhat, n), vectorFits("temp", m.temp, n)); err != nil {
+	if err := errors.Join(vectorFits("u", m.u, n), vectorFits("p", m.p, n), vectorFits("q", m.q, n), vectorFits("qhat", m.qhat, n), vectorFits("temp", m.temp, n), vectorFits("zeta", m.zeta, n)); err != nil {
 		return err
 	}
 	if l := len(m.u); len(m.p) != l || len(m.q) != l || len(m.qhat) != l {

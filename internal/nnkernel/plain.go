@@ -184,23 +184,24 @@ func (s *Kernel) friction(d float64) (e, slope float64) {
 	return e, 1 + e
 }
 
-// nextMomentum is p_{t+1} of one coordinate with diffusion d and e from
-// friction(d), the noise variance less b2 ≥ 0 (2η·B̂ under the noise
+// nextMomentum is p_{t+1} of one coordinate with diffusion d, e from
+// friction(d) and the damping e_a from damping (e where the adaptive
+// friction is off), the noise variance less b2 ≥ 0 (2η·B̂ under the noise
 // correction, else 0): explicit,
 //
 //	p − η(Q_f·∇Ũ + D_f·p) + η·Γ_p + √(2η·D_f − b2)·ξ,
 //
-// or exponential, the same with η·D_eff = −e,
+// or exponential, the same with η·D_eff = −e, damped by e_a,
 //
-//	p + e·p − η·Q_f·∇Ũ + η·Γ_p + √(−2e − b2)·ξ.
+//	p + e_a·p − η·Q_f·∇Ũ + η·Γ_p + √(−2e − b2)·ξ.
 //
 // A negative variance injects no noise.
-func (s *Kernel) nextMomentum(q, d, e, gp, p, g, noise, b2 float64) float64 {
+func (s *Kernel) nextMomentum(q, d, ea, e, gp, p, g, noise, b2 float64) float64 {
 	eta := s.cfg.StepSize
 	if s.cfg.Friction == FrictionExplicit {
 		return p - eta*(q*g+d*p) + eta*gp + math.Sqrt(max(2*eta*d-b2, 0))*noise
 	}
-	return p + e*p - eta*(q*g) + eta*gp + math.Sqrt(max(-2*e-b2, 0))*noise
+	return p + ea*p - eta*(q*g) + eta*gp + math.Sqrt(max(-2*e-b2, 0))*noise
 }
 
 // quotientTiny is the smallest |b| quotient divides by.
@@ -293,6 +294,7 @@ func (s *Kernel) stepPlain(st *samplers.State) {
 	temp := s.temperatures(m, n)
 	s.cool = grow(s.cool, n)
 	cfg.cools(s.cool, temp)
+	zeta := s.zetas(m, n)
 
 	pn := m.newP
 	vhat := st.Eval.NoiseVar
@@ -302,12 +304,14 @@ func (s *Kernel) stepPlain(st *samplers.State) {
 		qc := c * q[i]
 		d, inside := s.diffusion(qc, dpart[i])
 		e, slope := s.friction(d)
+		ea := cfg.damping(zeta, i, d, e)
 		gp := 0.0
 		if exact || fd {
 			gp = s.gammaP(qc, inside, c*dQdu[i], du[i], dDdp[i], c*dQdp[i], slope)
 		}
 		if vhat == nil {
-			m.gammaP[i], pn[i] = gp, s.nextMomentum(qc, d, e, gp, p[i], grad[i], m.noise[i], 0)
+			m.gammaP[i], pn[i] = gp, s.nextMomentum(qc, d, ea, e, gp, p[i], grad[i], m.noise[i], 0)
+			cfg.adapt(zeta, i, pn[i], ea)
 			continue
 		}
 		// the minibatch noise of η·Q_f·∇Ũ adds η²·Q_f²·V̂ = 2η·B̂ to the
@@ -320,7 +324,8 @@ func (s *Kernel) stepPlain(st *samplers.State) {
 		if cfg.NoiseCorrection {
 			b2 = 2 * eta * b
 		}
-		m.gammaP[i], pn[i] = gp, s.nextMomentum(qc, d, e, gp, p[i], grad[i], m.noise[i], b2)
+		m.gammaP[i], pn[i] = gp, s.nextMomentum(qc, d, ea, e, gp, p[i], grad[i], m.noise[i], b2)
+		cfg.adapt(zeta, i, pn[i], ea)
 	}
 
 	q2 := s.q2

@@ -119,6 +119,18 @@ type Settings struct {
 	// (experiments/mnist-nt/thermostat.sweep chose it). 0: off, the
 	// paper's sampler (the presets).
 	Thermostat float64 `json:"thermostat,omitempty"`
+	// AdaptiveFriction κ > 0 adds friction where minibatch gradient noise
+	// heats a coordinate, as a per-coordinate Nosé–Hoover thermostat
+	// (SGNHT) does: each coordinate keeps ζ, from 0, its momentum is
+	// damped with D_f·max(0, 1 + ζ) while the injected noise stays D_f's,
+	// and after each step ζ ← ζ + κ·(p² − 2/(1 + e^{−η·D_f})), p² less the
+	// friction step's own equilibrium (1 as η·D_f → 0). At equilibrium ζ
+	// wanders about 0; where the noise B̂ adds heat that D_f does not carry
+	// off (the chain's temperature 1 + B̂/D_f), ζ climbs to about B̂/D_f,
+	// in about 1/κ steps, and holds the temperature at 1. It needs no
+	// estimate of the noise, and the exponential friction step. 0: off,
+	// the paper's sampler (the presets).
+	AdaptiveFriction float64 `json:"adaptive_friction,omitempty"`
 	// Warn receives the warnings (the standard logger when nil).
 	Warn samplers.Warn `json:"-"`
 }
@@ -205,6 +217,7 @@ func engineConfig(tr *Trained, s Settings, eta float64) nnkernel.Config {
 			StepSize: eta, Alpha: s.Alpha, Beta: s.Beta, C: s.C, ClampQ: s.ClampQ, DMax: s.DMax, DScale: tr.DScale,
 			EnergyScale: tr.Inputs.EnergyScale, GradScale: tr.Inputs.GradScale, MomentumScale: tr.Inputs.MomentumScale,
 			TrainDim: tr.Domain.Dim, Gamma: s.Gamma, Friction: s.Friction, NoiseCorrection: s.NoiseCorrection, Thermostat: s.Thermostat,
+			AdaptiveFriction: s.AdaptiveFriction,
 		},
 		Nets: nnkernel.Nets{Q: tr.Q, D: tr.D},
 	}
@@ -246,7 +259,7 @@ func (n *NNSGHMC) Step(rng *rand.Rand, st *samplers.State) error {
 	if x := n.k.Excess(); x.B > 0 {
 		k := n.target.Chains()
 		n.once.Say("noise", fmt.Sprintf("nnsghmc: the minibatch gradient noise B̂ = ½·η·Q_f²·V̂ reaches %.3g at step %d (coordinate %d of chain %d), above the diffusion D_f = %.3g there: "+
-			"the learned friction is too small for this gradient noise and the chains run hotter than the target; lower the step size, enlarge the minibatch, or raise c (Settings.C)",
+			"the learned friction is too small for this gradient noise and the chains run hotter than the target; lower the step size, enlarge the minibatch, raise c (Settings.C) or set Settings.AdaptiveFriction",
 			x.B, st.Steps, x.Coord/k, x.Coord%k, x.D))
 	}
 	return nil
