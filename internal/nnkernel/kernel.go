@@ -165,6 +165,10 @@ type Settings struct {
 	// one on average; where minibatch noise adds heat that D_f does not
 	// carry off (temperature 1 + B̂/D_f, B̂ = ½·η·Q_f²·V̂), ζ_i climbs
 	// until the extra friction does (ζ_i ≈ B̂/D_f, in about 1/κ steps).
+	// That holds the positions at the target's variance where the
+	// gradient noise is independent from step to step; shuffled
+	// minibatches' noise cancels over a pass, the positions feel less of
+	// it than the momenta, and it cools them below the target.
 	// 0: off (the paper's sampler). It needs FrictionExponential.
 	// Sampling only: meta-training refuses it.
 	AdaptiveFriction float64 `json:"adaptive_friction,omitempty"`

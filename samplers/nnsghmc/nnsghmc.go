@@ -128,8 +128,13 @@ type Settings struct {
 	// wanders about 0; where the noise B̂ adds heat that D_f does not carry
 	// off (the chain's temperature 1 + B̂/D_f), ζ climbs to about B̂/D_f,
 	// in about 1/κ steps, and holds the temperature at 1. It needs no
-	// estimate of the noise, and the exponential friction step. 0: off,
-	// the paper's sampler (the presets).
+	// estimate of the noise, and the exponential friction step. It reads
+	// the momenta's heat, which stands for the positions' only where the
+	// gradient noise is independent from step to step (minibatches drawn
+	// with replacement); with shuffled minibatches, whose noise cancels
+	// over a pass, it cools the positions below the posterior
+	// (ExampleSettings_adaptiveFriction). 0: off, the paper's sampler
+	// (the presets).
 	AdaptiveFriction float64 `json:"adaptive_friction,omitempty"`
 	// Warn receives the warnings (the standard logger when nil).
 	Warn samplers.Warn `json:"-"`
