@@ -122,9 +122,10 @@ type Settings struct {
 	// AdaptiveFriction κ > 0 adds friction where minibatch gradient noise
 	// heats a coordinate, as a per-coordinate Nosé–Hoover thermostat
 	// (SGNHT) does: each coordinate keeps ζ, from 0, its momentum is
-	// damped with D_f·max(0, 1 + ζ) while the injected noise stays D_f's,
-	// and after each step ζ ← ζ + κ·(p² − 2/(1 + e^{−η·D_f})), p² less the
-	// friction step's own equilibrium (1 as η·D_f → 0). At equilibrium ζ
+	// damped by c = e^{−η·D_f·max(0, 1 + ζ)} while the injected noise
+	// stays D_f's, and after each step ζ ← ζ + κ·(p² − 2/(1 + c)), p² less
+	// the stationary p² of a step that damps by c and whose noise balances
+	// it (1 as η·D_f → 0). At equilibrium ζ
 	// wanders about 0; where the noise B̂ adds heat that D_f does not carry
 	// off (the chain's temperature 1 + B̂/D_f), ζ climbs to about B̂/D_f,
 	// in about 1/κ steps, and holds the temperature at 1. It needs no
