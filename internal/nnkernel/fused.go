@@ -230,7 +230,9 @@ func (s *Kernel) exactBlock(st *samplers.State, fq, fd *coordnet.GradNet, b *exa
 	gammaP, gammaThet := m.gammaP[lo:hi], m.gammaThet[lo:hi]
 	v := &b.fusedScratch
 	x, f, dfu, dfx, fD, dfD, qt := v[0][:n], v[1][:n], v[2][:n], v[3][:n], v[4][:n], v[5][:n], v[6][:n]
-	cool, temp, zeta := b.cool[:n], blockOf(temp, lo, hi), blockOf(zeta, lo, hi) // the thermostat's factors where it is on
+	// the thermostat's factors and running means, the adaptive friction's ζ
+	// (temp and zeta nil where off)
+	cool, temp, zeta := b.cool[:n], blockOf(temp, lo, hi), blockOf(zeta, lo, hi)
 	for i, pi := range p {
 		x[i] = ms * pi
 	}

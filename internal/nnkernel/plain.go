@@ -309,20 +309,17 @@ func (s *Kernel) stepPlain(st *samplers.State) {
 		if exact || fd {
 			gp = s.gammaP(qc, inside, c*dQdu[i], du[i], dDdp[i], c*dQdp[i], slope)
 		}
-		if vhat == nil {
-			m.gammaP[i], pn[i] = gp, s.nextMomentum(qc, d, ea, e, gp, p[i], grad[i], m.noise[i], 0)
-			cfg.adapt(zeta, i, pn[i], ea)
-			continue
-		}
-		// the minibatch noise of η·Q_f·∇Ũ adds η²·Q_f²·V̂ = 2η·B̂ to the
-		// momentum's variance
-		b := 0.5 * eta * qc * qc * vhat[i]
-		if b > d && b-d > s.excess.B-s.excess.D {
-			s.excess = NoiseExcess{B: b, D: d, Coord: i}
-		}
 		b2 := 0.0
-		if cfg.NoiseCorrection {
-			b2 = 2 * eta * b
+		if vhat != nil {
+			// the minibatch noise of η·Q_f·∇Ũ adds η²·Q_f²·V̂ = 2η·B̂ to
+			// the momentum's variance
+			b := 0.5 * eta * qc * qc * vhat[i]
+			if b > d && b-d > s.excess.B-s.excess.D {
+				s.excess = NoiseExcess{B: b, D: d, Coord: i}
+			}
+			if cfg.NoiseCorrection {
+				b2 = 2 * eta * b
+			}
 		}
 		m.gammaP[i], pn[i] = gp, s.nextMomentum(qc, d, ea, e, gp, p[i], grad[i], m.noise[i], b2)
 		cfg.adapt(zeta, i, pn[i], ea)

@@ -73,8 +73,9 @@ func ParseFriction(s string) (Friction, error) { return nnkernel.ParseFriction(s
 //
 //	Q_f = β + clamp(f_Q, ±ClampQ),   D_f = clamp(α·Q_f² + s_D·|f_D| + c, 0, DMax)
 //
-// (Q_f cooled where a coordinate runs hot under Thermostat), one step,
-// momentum first, with the exponential friction step,
+// (Q_f cooled where a coordinate runs hot under Thermostat; the damping's
+// D_f raised by the factor max(0, 1 + ζ) under AdaptiveFriction), one
+// step, momentum first, with the exponential friction step,
 //
 //	p_{t+1} = e^{−η·D_f}⊙p_t − η·Q_f⊙∇Ũ(θ_t) + η·Γ_p + √(2·(1 − e^{−η·D_f}) − 2η·B̂)⊙ξ_t
 //	θ_{t+1} = θ_t + η·Q'_f⊙p_{t+1} + η·Γ'_θ,
@@ -125,10 +126,10 @@ type Settings struct {
 	// damped by c = e^{−η·D_f·max(0, 1 + ζ)} while the injected noise
 	// stays D_f's, and after each step ζ ← ζ + κ·(p² − 2/(1 + c)), p² less
 	// the stationary p² of a step that damps by c and whose noise balances
-	// it (1 as η·D_f → 0). At equilibrium ζ
-	// wanders about 0; where the noise B̂ adds heat that D_f does not carry
-	// off (the chain's temperature 1 + B̂/D_f), ζ climbs to about B̂/D_f,
-	// in about 1/κ steps, and holds the temperature at 1. It needs no
+	// it (1 as η·D_f → 0). At equilibrium ζ wanders about 0; where the
+	// noise B̂ adds heat that D_f does not carry off (the chain's
+	// temperature 1 + B̂/D_f), ζ climbs to about B̂/D_f, in about 1/κ
+	// steps, and holds the temperature at 1. It needs no
 	// estimate of the noise, and the exponential friction step. It reads
 	// the momenta's heat, which stands for the positions' only where the
 	// gradient noise is independent from step to step (minibatches drawn
@@ -265,7 +266,7 @@ func (n *NNSGHMC) Step(rng *rand.Rand, st *samplers.State) error {
 	if x := n.k.Excess(); x.B > 0 {
 		k := n.target.Chains()
 		n.once.Say("noise", fmt.Sprintf("nnsghmc: the minibatch gradient noise B̂ = ½·η·Q_f²·V̂ reaches %.3g at step %d (coordinate %d of chain %d), above the diffusion D_f = %.3g there: "+
-			"the learned friction is too small for this gradient noise and the chains run hotter than the target; lower the step size, enlarge the minibatch, raise c (Settings.C) or set Settings.AdaptiveFriction",
+			"the learned friction is too small for this gradient noise and the chains run hotter than the target; lower the step size, enlarge the minibatch, or raise c (Settings.C)",
 			x.B, st.Steps, x.Coord/k, x.Coord%k, x.D))
 	}
 	return nil
