@@ -36,7 +36,7 @@ func TestHelpListsFiguresAndArguments(t *testing.T) {
 		if !strings.HasPrefix(got, "figures: draws the experiments' figures and tables") {
 			t.Errorf("%v: help does not start with the description:\n%s", args, got)
 		}
-		for _, f := range []string{"curves", "trajectories", "nets", "table"} {
+		for _, f := range []string{"curves", "trajectories", "nets", "table", "lastlayer"} {
 			if !strings.Contains(got, "\n  "+f+" ") {
 				t.Errorf("%v: help does not list %s:\n%s", args, f, got)
 			}
@@ -50,6 +50,7 @@ func TestHelpListsFiguresAndArguments(t *testing.T) {
 		{"table", []string{"Usage: figures table [flags] NAME=DIR[,DIR...]...", "  NAME=DIR  ", "  NAME=DIR1,DIR2,...  ", "--steps ints"}},
 		{"trajectories", []string{"Usage: figures trajectories [flags] --out FIG NAME=DIR...", "  NAME=DIR  a run", "--task string"}},
 		{"nets", []string{"Usage: figures nets [flags] --meta sampler.json --out DIR", "--meta string"}},
+		{"lastlayer", []string{"Usage: figures lastlayer NAME=DIR[,DIR...]...", "a run of cmd/sample on an MLP task", "  NAME=DIR1,DIR2,...  "}},
 	} {
 		for _, args := range [][]string{{tc.figure, "--help"}, {tc.figure, "-h"}, {"help", tc.figure}} {
 			got := helpOf(t, args...)
@@ -105,5 +106,31 @@ func TestMissingColumnsAreUsageErrors(t *testing.T) {
 	out := capture(t, func() error { return run(context.Background(), []string{"table", "-metric", "nosuch", "A=" + a}) })
 	if !strings.Contains(out, "| A |") {
 		t.Errorf("table without steps:\n%s", out)
+	}
+}
+
+// TestLastLayerRefusesOtherRuns: figures lastlayer names a directory that
+// is not a run of cmd/sample, or one of a task without an MLP, in one line.
+func TestLastLayerRefusesOtherRuns(t *testing.T) {
+	write := func(config string) string {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	training := write(`{"command": "train", "flags": {"task": "mnist-relu"}}`)
+	toy := write(`{"command": "sample", "flags": {"task": "gaussian10"}}`)
+	for _, tc := range []struct {
+		dir, want string
+	}{
+		{training, training + ` is not a run of cmd/sample (its config.json is of "train")`},
+		{toy, toy + ` sampled task "gaussian10", not a Bayesian MLP`},
+	} {
+		err := run(context.Background(), []string{"lastlayer", "A=" + tc.dir})
+		var ue *cli.UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("error %v, want a one-line usage error with %q", err, tc.want)
+		}
 	}
 }

@@ -56,6 +56,8 @@ func figures() cli.Commands {
 			{Name: "nets", Synopsis: "[flags] --meta sampler.json --out DIR", What: "contour plots of a trained sampler's f_Q and f_D over their inputs, and their values (CSV)", Run: plain(nets)},
 			{Name: "table", Synopsis: "[flags] NAME=DIR[,DIR...]...", What: "a Markdown table of a metric at given steps and summary values",
 				Run: func(_ context.Context, a []string) error { return table(os.Stdout, a) }},
+			{Name: "lastlayer", Synopsis: "NAME=DIR[,DIR...]...", What: "a Markdown table of how hot MLP runs' last layers sit: positions against the posterior given each chain's hidden layers, beside the momenta",
+				Run: func(_ context.Context, a []string) error { return lastLayer(os.Stdout, a) }},
 			{Name: "sweep", Synopsis: "[flags] FILE...", What: "the tables and curves a sweep file names, from its runs that have finished, saying which have not", Run: plain(sweepFigures)},
 		}}
 }
