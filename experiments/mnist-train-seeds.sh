@@ -16,16 +16,18 @@
 # the set-up's validation protocol (train --help: NNSGHMC on a 30-30
 # architecture, mnist-valid for nt and mnist-data-valid, digits 5-9, for
 # data, on the training split less its last 10,000 images, scored by those
-# images' NLL after 1,000 steps with run seeds 1 and 2, every 8 epochs;
-# for nt multiplied by how far the error after 100 steps misses 14 % and
-# run under NNSGHMC's thermostat τ = 3), which picks the epoch written as
-# sampler.json without looking at any evaluation; a continued training
-# first scores its validated epochs again under the protocol as it is now
-# (train --revalidate).
+# images' NLL after 1,000 steps with run seeds 1 and 2, every 8 epochs,
+# with NNSGHMC's adaptive friction κ = 0.001; for nt multiplied by how far
+# the error after 100 steps misses 14 % and run under NNSGHMC's thermostat
+# τ = 3), which picks the epoch written as sampler.json without looking at
+# any evaluation; a continued training first scores its validated epochs
+# again under the protocol as it is now (train --revalidate).
 # Evaluation: each sampler with the evaluations' nnsghmc.flags (nt: mnist-nt
 # and mnist-af, 12,000 steps, under the thermostat τ = 3, sample
-# --thermostat; data: mnist-data, 5,800 steps), float32, the evaluation
-# seeds 15 and 16. The bars: nt, test error at most 14 % after
+# --thermostat; data: mnist-data, 5,800 steps), with the adaptive friction
+# κ = 0.001 (sample --adaptive-friction; mnist-nt/friction.sweep and
+# mnist-data/friction.sweep chose it), float32, the evaluation seeds 15
+# and 16. The bars: nt, test error at most 14 % after
 # 100 steps, at most 1.75 % and NLL at most 680 at the end, and on
 # mnist-af error at most 2.3 %; data, error at most 1.45 % and NLL at most
 # 245 at the end; every run to its end (no chain thrown out).
@@ -37,9 +39,9 @@
 # the number of cores) runs that many trainings or evaluations at once, one
 # core each. Finished trainings and evaluations are kept (an evaluation of
 # an earlier sampler.json, from before a training was extended or
-# revalidated, or one under another thermostat, is moved aside to
-# eval-…-before-DATE), an interrupted training continues from its
-# checkpoint. NT, two at once on two cores: about 95 minutes a training of
+# revalidated, or one under another thermostat or adaptive friction, is
+# moved aside to eval-…-before-DATE), an interrupted training continues
+# from its checkpoint. NT, two at once on two cores: about 95 minutes a training of
 # 40 epochs with its validations (80: about 3 hours), 15-18 minutes a
 # 12,000-step evaluation. Data, two at once: about 140 minutes a training
 # of 40 epochs with its validations, 18 minutes a 5,800-step evaluation
@@ -52,7 +54,7 @@ source experiments/readme.sh
 setup=${1:-}
 case $setup in
 nt)
-	exp=experiments/mnist-nt default_seeds="15 16 17" thermostat=3
+	exp=experiments/mnist-nt default_seeds="15 16 17" thermostat=3 adaptive=0.001
 	# the bars: TASK METRIC STEP BAR (STEP "end": the run's last)
 	bars="nt test_error 100 0.14
 nt test_error end 0.0175
@@ -60,7 +62,7 @@ nt test_nll end 680
 af test_error end 0.023"
 	;;
 data)
-	exp=experiments/mnist-data default_seeds="7 8 9" thermostat=0
+	exp=experiments/mnist-data default_seeds="7 8 9" thermostat=0 adaptive=0.001
 	bars="data test_error end 0.0145
 data test_nll end 245"
 	;;
@@ -78,7 +80,7 @@ tasks=${TASKS:-$(awk '{ print $1 }' <<<"$bars" | uniq)}
 : "${METASGMCMC_DATA:?set METASGMCMC_DATA to the data directory}"
 mkdir -p "$runs"
 go build -buildvcs=true -tags openblas -o "$runs/bin/" ./cmd/train ./cmd/sample
-export bin=$runs/bin runs exp epochs thermostat GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1
+export bin=$runs/bin runs exp epochs thermostat adaptive GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1
 
 train() { # SEED: a new run, or the run continued (or extended) to $epochs
 	if [ -f "$runs/train-$1/checkpoint.json" ]; then
@@ -91,12 +93,16 @@ train() { # SEED: a new run, or the run continued (or extended) to $epochs
 evaluate() { # SEED TASK EVAL
 	local out=$runs/eval-$1-$2-$3 meta=$runs/train-$1/sampler.json
 	# an evaluation of an earlier sampler.json (a training extended or
-	# revalidated since) or under another thermostat is set aside
+	# revalidated since), under another thermostat or with another
+	# adaptive friction (none: a run from before the flag existed) is set
+	# aside
 	if [ -f "$out/config.json" ] && { ! grep -q "$(sha256sum <"$meta" | cut -c1-64)" "$out/config.json" ||
-		! grep -q "\"thermostat\": \"$thermostat\"" "$out/config.json"; }; then
+		! grep -q "\"thermostat\": \"$thermostat\"" "$out/config.json" ||
+		! { grep -q "\"adaptive-friction\": \"$adaptive\"" "$out/config.json" ||
+			{ [ "$adaptive" = 0 ] && ! grep -q '"adaptive-friction"' "$out/config.json"; }; }; }; then
 		mv "$out" "$out.before-$(date +%Y%m%d-%H%M%S)"
 	fi
-	sample_once "$bin/sample" "$out" --flagfile "experiments/mnist-$2/nnsghmc.flags" --float32 --meta "$meta" --seed "$3" --thermostat "$thermostat"
+	sample_once "$bin/sample" "$out" --flagfile "experiments/mnist-$2/nnsghmc.flags" --float32 --meta "$meta" --seed "$3" --thermostat "$thermostat" --adaptive-friction "$adaptive"
 }
 export -f train evaluate sample_once
 printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'train {}'

@@ -60,20 +60,24 @@ type mnistTraining struct {
 	// start its bar on the start, if any.
 	validation string
 	start      *Bar
-	// thermostat is the NNSGHMC thermostat of the validation runs (0:
-	// none), the one the set-up's evaluations of new trainings use
-	thermostat float64
+	// thermostat and adaptiveFriction are the NNSGHMC thermostat and
+	// adaptive friction of the validation runs (0: none), those the
+	// set-up's evaluations of new trainings use
+	thermostat, adaptiveFriction float64
 }
 
 // The MNIST training set-ups: the NT/AF sampler's, validated on
 // mnist-valid with the NT bar of 14 % error after 100 steps, under the
-// thermostat τ = 3 with which its new trainings are evaluated
-// (experiments/mnist-train-seeds.sh; experiments/mnist-nt/thermostat.sweep
-// chose it), and the Data sampler's, validated on mnist-data-valid.
+// thermostat τ = 3 and the adaptive friction κ = 0.001 with which its new
+// trainings are evaluated (experiments/mnist-train-seeds.sh;
+// experiments/mnist-nt/thermostat.sweep and friction.sweep chose them),
+// and the Data sampler's, validated on mnist-data-valid with the adaptive
+// friction κ = 0.001 of its evaluations (experiments/mnist-data/friction.sweep).
 var (
 	ntTraining = &mnistTraining{lr: 0.007, dMax: 1000, window: 15, every: 3, initStd: 0.2, authorsLoader: true, validation: "mnist-valid",
-		start: &Bar{Metric: bnn.MetricError, Bound: 0.14, Step: 100}, thermostat: 3}
-	dataTraining = &mnistTraining{lr: 0.007, dMax: 400, window: 10, every: 5, initStd: 0.2, authorsLoader: true, validation: "mnist-data-valid"}
+		start: &Bar{Metric: bnn.MetricError, Bound: 0.14, Step: 100}, thermostat: 3, adaptiveFriction: 0.001}
+	dataTraining = &mnistTraining{lr: 0.007, dMax: 400, window: 10, every: 5, initStd: 0.2, authorsLoader: true, validation: "mnist-data-valid",
+		adaptiveFriction: 0.001}
 )
 
 // protocol is the validation protocol of an MNIST set-up: the task's
@@ -90,7 +94,7 @@ func (tr *mnistTraining) protocol() *Validation {
 		b := *tr.start
 		v.Start = &b
 	}
-	v.Thermostat = tr.thermostat
+	v.Thermostat, v.AdaptiveFriction = tr.thermostat, tr.adaptiveFriction
 	return v
 }
 

@@ -72,6 +72,11 @@ type Validation struct {
 	// Thermostat, when not 0, runs NNSGHMC under this thermostat
 	// (nnsghmc.Settings.Thermostat), as the set-up's evaluations do.
 	Thermostat float64
+	// AdaptiveFriction, when not 0, runs NNSGHMC with this adaptive
+	// friction (nnsghmc.Settings.AdaptiveFriction) where the sampler has
+	// the exponential friction step, as the set-up's evaluations do (a
+	// sampler of the explicit step, which cannot take it, runs without).
+	AdaptiveFriction float64
 }
 
 // Bar is a bound a validation run's metric must keep: at most Bound, or
@@ -161,6 +166,9 @@ func (v *Validation) figureSpec() string {
 	thermostat := ""
 	if v.Thermostat != 0 {
 		thermostat = fmt.Sprintf(" under the thermostat τ = %v (Q_f·τ/T where T > τ)", v.Thermostat)
+	}
+	if v.AdaptiveFriction != 0 {
+		thermostat += fmt.Sprintf(" with the adaptive friction κ = %v (on the exponential friction step)", v.AdaptiveFriction)
 	}
 	return fmt.Sprintf("%d chains, %d steps%s, %s after the last step (+Inf where a chain diverged or its kinetic temperature ends above %v)",
 		v.Chains, v.Steps, thermostat, v.ScoreName(), samplers.RunawayTemperature)
@@ -272,6 +280,9 @@ func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, se
 	s.Warn = func(string) {} // a validation is a figure, not a report
 	if v.Thermostat != 0 {
 		s.Thermostat = v.Thermostat
+	}
+	if v.AdaptiveFriction != 0 && tr.Domain.Friction != nnsghmc.FrictionExplicit {
+		s.AdaptiveFriction = v.AdaptiveFriction
 	}
 	kern, err := nnsghmc.New(target, tr, s)
 	if err != nil {

@@ -209,3 +209,34 @@ func validate(t *testing.T, tr *nnsghmc.Trained, v Validation) *ValidationResult
 	}
 	return res
 }
+
+// The thermostat and the adaptive friction of a protocol change the
+// figures' description, so that figures made without them are not taken
+// for theirs; the adaptive friction reaches a sampler of the exponential
+// friction step (its figures differ from the plain protocol's) and leaves
+// one of the explicit step, which cannot take it, as it is.
+func TestValidationSamplerSettings(t *testing.T) {
+	plain := Validation{Task: "gaussian20", Seeds: []uint64{1}, Chains: 4, Steps: 30, Metric: "kl", Every: 1,
+		Targets: []ValidationTarget{{"calm", Options{TargetSeed: 11, TargetScale: 0.6}}}}
+	cooled, adaptive := plain, plain
+	cooled.Thermostat, adaptive.AdaptiveFriction = 3, 0.1
+	for _, v := range []Validation{cooled, adaptive} {
+		if v.SameFigures(plain.Describe()) || plain.SameFigures(v.Describe()) || !v.SameFigures(v.Describe()) {
+			t.Errorf("SameFigures does not tell %q from %q", v.Describe(), plain.Describe())
+		}
+	}
+	for _, tc := range []struct {
+		file  string
+		takes bool
+	}{{"../../../experiments/gaussian/sampler.json", false}, {"../../../experiments/mnist-nt/sampler.json", true}} {
+		tr, err := nnsghmc.Load(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := validate(t, tr, plain), validate(t, tr, adaptive)
+		if differ := a.Figures[0] != b.Figures[0]; differ != tc.takes {
+			t.Errorf("%s (%s friction step): figures %v without the adaptive friction and %v with it, want them to differ: %v",
+				tc.file, tr.Domain.Friction, a.Figures, b.Figures, tc.takes)
+		}
+	}
+}
