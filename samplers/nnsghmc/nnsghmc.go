@@ -134,9 +134,10 @@ type Settings struct {
 	// the momenta's heat, which stands for the positions' only where the
 	// gradient noise is independent from step to step (minibatches drawn
 	// with replacement); with shuffled minibatches, whose noise cancels
-	// over a pass, it cools the positions below the posterior
-	// (ExampleSettings_adaptiveFriction). 0: off, the paper's sampler
-	// (the presets).
+	// over a pass, it can cool the positions below the posterior
+	// (ExampleSettings_adaptiveFriction), so check them there (for a
+	// Bayesian MLP's last layer, bnn.Energy.LastLayerHeat). 0: off, the
+	// paper's sampler (the presets).
 	AdaptiveFriction float64 `json:"adaptive_friction,omitempty"`
 	// Warn receives the warnings (the standard logger when nil).
 	Warn samplers.Warn `json:"-"`
