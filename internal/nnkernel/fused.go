@@ -77,7 +77,7 @@ type fusedScratch [7][fusedBlock]float64
 // D_f's clamp is inactive.
 type fusedFDScratch struct {
 	fusedScratch
-	v      [13][fusedBlock]float64
+	v      [15][fusedBlock]float64
 	inside [fusedBlock]bool
 }
 
@@ -144,6 +144,16 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch,
 	} else {
 		clear(fe)
 	}
+	// the adaptive friction's damping (damping), where it is on
+	ea := fe
+	if zeta != nil {
+		ea = v[14][:n]
+		xa := v[13][:n]
+		for i, z := range zeta {
+			xa[i] = -eta * max(0, 1+z) * ds[i]
+		}
+		vec.Expm1(ea, xa)
+	}
 	// the update
 	c = c0
 	for i, pi := range p {
@@ -154,9 +164,8 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch,
 		}
 		du := f.su * (grad[i] + (f.coef-1)*priorGrad[i])
 		gp := f.gammaP(qc, inside[i], dqu, du, dDdp[i], dqp, 1+fe[i])
-		ea := cfg.damping(zeta, i, ds[i], fe[i])
-		pn := f.nextMomentum(qc, ds[i], ea, fe[i], gp, pi, grad[i], noise[i], 0)
-		cfg.adapt(zeta, i, pn, ea)
+		pn := f.nextMomentum(qc, ds[i], ea[i], fe[i], gp, pi, grad[i], noise[i], 0)
+		cfg.adapt(zeta, i, pn, ea[i])
 		gammaP[i], mu[i], mp[i], mq[i], p[i] = gp, f.u[c], pi, qi, pn
 		if c++; c == k {
 			c = 0

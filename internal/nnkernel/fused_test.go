@@ -36,7 +36,7 @@ func (t priorTarget) Evaluate(_ *rand.Rand, theta []float64, e *samplers.Eval) e
 // the fused step and through the generic one (stepPlain on precomputed
 // features), and requires the same states, Γ and finite-difference memory
 // bit for bit, with finite-difference and with exact Γ, with and without
-// the thermostat. The problem has more coordinates than one span, a span
+// the thermostat and the adaptive friction. The problem has more coordinates than one span, a span
 // boundary inside a chain's coordinates, a last span of odd length,
 // binding clamps on f_Q and on D_f, a prior correction and, with the
 // thermostat, coordinates that it cools. The fused step evaluates its
@@ -52,10 +52,12 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 		gamma      Gamma
 		fused      int // steps that take the fused path, of 6
 		thermostat float64
-	}{{GammaFD, 5, 0}, {GammaExact, 6, 0}, {GammaAuthors, 6, 0}, {GammaFD, 5, 1.02}, {GammaExact, 6, 1.02}} {
-		t.Run(fmt.Sprintf("%s thermostat %v", c.gamma, c.thermostat), func(t *testing.T) {
+		adaptive   float64 // the adaptive friction's κ
+	}{{GammaFD, 5, 0, 0}, {GammaExact, 6, 0, 0}, {GammaAuthors, 6, 0, 0}, {GammaFD, 5, 1.02, 0}, {GammaExact, 6, 1.02, 0},
+		{GammaFD, 5, 1.02, 0.05}, {GammaExact, 6, 0, 0.05}} {
+		t.Run(fmt.Sprintf("%s thermostat %v adaptive %v", c.gamma, c.thermostat, c.adaptive), func(t *testing.T) {
 			cfg := GammaConfig(c.gamma)
-			cfg.ClampQ, cfg.DMax, cfg.TrainDim, cfg.Thermostat = 1.5, 2.5, 900, c.thermostat
+			cfg.ClampQ, cfg.DMax, cfg.TrainDim, cfg.Thermostat, cfg.AdaptiveFriction = 1.5, 2.5, 900, c.thermostat, c.adaptive
 			// a momentum input outside its watched bounds in the second
 			// span, gradient inputs outside theirs from the first
 			// coordinates on, and two positions that run away in the
@@ -94,7 +96,7 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 				}
 				m := mem(st)
 				after := &samplers.State{Theta: slices.Clone(st.Theta), P: slices.Clone(st.P), Eval: st.Eval, Steps: st.Steps,
-					Aux: &memory{started: m.started, u: slices.Clone(m.u), p: slices.Clone(m.p), q: slices.Clone(m.q), qhat: slices.Clone(m.qhat), temp: slices.Clone(m.temp)}}
+					Aux: &memory{started: m.started, u: slices.Clone(m.u), p: slices.Clone(m.p), q: slices.Clone(m.q), qhat: slices.Clone(m.qhat), temp: slices.Clone(m.temp), zeta: slices.Clone(m.zeta)}}
 				for _, i := range runaway {
 					after.Theta[i] = 2e30
 				}
@@ -109,7 +111,9 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 				if farFused[i] != farPlain[i] {
 					t.Fatalf("step %d: %s input outside its bounds: fused step %+v, generic step %+v", i/2+1, [2]string{"momentum", "gradient"}[i%2], farFused[i], farPlain[i])
 				}
-				if i%2 == 0 && farPlain[i].Coord != planted || i%2 == 1 && farPlain[i].Coord < 0 {
+				// (the adaptive friction damps the planted momentum within
+				// bounds after the first steps)
+				if i%2 == 0 && farPlain[i].Coord != planted && (c.adaptive == 0 || i == 0) || i%2 == 1 && farPlain[i].Coord < 0 {
 					t.Fatalf("step %d: %s input outside its bounds at %+v, want the momentum's at %d and a gradient's", i/2+1, [2]string{"momentum", "gradient"}[i%2], farPlain[i], planted)
 				}
 			}
@@ -170,6 +174,12 @@ func TestFusedStepsMatchPlain(t *testing.T) {
 					fused, want []float64
 				}{"temperatures", mem(fused).temp, mem(plain).temp})
 			}
+			if c.adaptive > 0 {
+				vectors = append(vectors, struct {
+					name        string
+					fused, want []float64
+				}{"ζ", mem(fused).zeta, mem(plain).zeta})
+			}
 			for _, v := range vectors {
 				if len(v.fused) != n || len(v.want) != n {
 					t.Fatalf("%s: lengths %d and %d, want %d", v.name, len(v.fused), len(v.want), n)
@@ -204,15 +214,16 @@ func (t *frozenTarget) Evaluate(rng *rand.Rand, theta []float64, e *samplers.Eva
 // the trained networks' shape, the target's evaluation left out (it is
 // evaluated once): the noise, the update and the checks of its state and
 // its inputs; without the thermostat and with it (τ = 16, cooling no
-// coordinate: what it costs where the chains are at equilibrium).
+// coordinate: what it costs where the chains are at equilibrium), and
+// with the adaptive friction κ = 0.001 beside τ = 3.
 //
 //	go test ./internal/nnkernel -run '^$' -bench StepFD -benchtime 50x -cpu 1,2
 func BenchmarkStepFD(b *testing.B) {
-	for _, tau := range []float64{0, 16} {
-		b.Run(fmt.Sprintf("thermostat=%v", tau), func(b *testing.B) {
+	for _, c := range []struct{ tau, kappa float64 }{{0, 0}, {16, 0}, {3, 0.001}} {
+		b.Run(fmt.Sprintf("thermostat=%v/adaptive=%v", c.tau, c.kappa), func(b *testing.B) {
 			target := &frozenTarget{priorTarget: priorTarget{d: 33450, k: 20}}
 			cfg := GammaConfig(GammaFD)
-			cfg.ClampQ, cfg.DMax, cfg.TrainDim, cfg.Thermostat = 1.5, 2.5, 15910, tau
+			cfg.ClampQ, cfg.DMax, cfg.TrainDim, cfg.Thermostat, cfg.AdaptiveFriction = 1.5, 2.5, 15910, c.tau, c.kappa
 			s, err := New(target, cfg)
 			if err != nil {
 				b.Fatal(err)
