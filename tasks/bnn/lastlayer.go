@@ -148,8 +148,7 @@ func (e *Energy) features(theta []float64, k int) ([]*mat.Dense, []int) {
 						row[i] = activate(net.act(), row[i]+b[i])
 					}
 				}
-				next := mat.DenseCopyOf(&z)
-				cur = next
+				cur = mat.DenseCopyOf(&z)
 			}
 			dst := out[c].Slice(lo, lo+m, 0, h).(*mat.Dense)
 			dst.Copy(cur)
