@@ -1,16 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
@@ -82,14 +81,8 @@ func meanText(v []float64) string {
 	case 1:
 		return fmt.Sprintf("%.3g", xs[0])
 	}
-	m, ss := 0.0, 0.0
-	for _, x := range xs {
-		m += x / float64(len(xs))
-	}
-	for _, x := range xs {
-		ss += (x - m) * (x - m)
-	}
-	return fmt.Sprintf("%.3g ± %.2g", m, math.Sqrt(ss/float64(len(xs)-1)/float64(len(xs))))
+	m, sd := stat.MeanStdDev(xs, nil)
+	return fmt.Sprintf("%.3g ± %.2g", m, sd/math.Sqrt(float64(len(xs))))
 }
 
 // lastLayerRun returns the last-layer heat of a run's chains at its
@@ -141,15 +134,4 @@ func lastLayerRun(dir string) ([]bnn.LastLayerHeat, int, float64, error) {
 		}
 	}
 	return heats, ckpt.State.Steps, kin, nil
-}
-
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
 }

@@ -809,13 +809,22 @@ func noValue(name, path, key string, sum map[string]any) error {
 }
 
 func readSummary(path string) (map[string]any, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, cli.Usagef("cannot read %v", err)
-	}
 	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, cli.Usagef("%s: %v", path, err)
+	if err := readJSON(path, &m); err != nil {
+		return nil, err
 	}
 	return m, nil
+}
+
+// readJSON decodes the JSON file at path into v; a file that cannot be
+// read or decoded is a usage error naming it.
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return cli.Usagef("cannot read %v", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return cli.Usagef("%s: %v", path, err)
+	}
+	return nil
 }

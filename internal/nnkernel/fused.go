@@ -150,7 +150,7 @@ func (f *fusedFD) block(st *samplers.State, e *samplers.Eval, b *fusedFDScratch,
 		ea = v[14][:n]
 		xa := v[13][:n]
 		for i, z := range zeta {
-			xa[i] = -eta * max(0, 1+z) * ds[i]
+			xa[i] = cfg.dampingExponent(z, ds[i])
 		}
 		vec.Expm1(ea, xa)
 	}

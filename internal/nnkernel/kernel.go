@@ -222,7 +222,13 @@ func (cfg *Settings) damping(zeta []float64, i int, d, e float64) float64 {
 	if zeta == nil {
 		return e
 	}
-	return math.Expm1(-cfg.StepSize * max(0, 1+zeta[i]) * d)
+	return math.Expm1(cfg.dampingExponent(zeta[i], d))
+}
+
+// dampingExponent is −η·max(0, 1 + ζ)·d, the exponent of damping's
+// e^{…} − 1 at the adaptive friction's ζ and the diffusion d.
+func (cfg *Settings) dampingExponent(zeta, d float64) float64 {
+	return -cfg.StepSize * max(0, 1+zeta) * d
 }
 
 // adapt updates the adaptive friction's ζ (nil: off) at coordinate i

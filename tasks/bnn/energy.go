@@ -140,16 +140,6 @@ func (m MLP) logProbs(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) 
 // fused op, biasActOp), and the later layers are batched matrix products
 // over the chains with their weights as (K, fan_in, fan_out).
 func (m MLP) logits(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
-	act := func(l int) layerAct {
-		switch {
-		case l == m.Layers()-1:
-			return actIdentity
-		case m.act() == Sigmoid:
-			return actSigmoid
-		}
-		return actReLU
-	}
-
 	// θ is cut in two row blocks, W_0 and everything after it, and the
 	// smaller parameters are cut from the second: the gradient of every
 	// slice is a zero-padded copy of the sliced node, so slicing each
@@ -181,7 +171,7 @@ func (m MLP) logits(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if z, err = applyBiasAct(z, b, true, act(0), k); err != nil {
+	if z, err = applyBiasAct(z, b, true, m.layerAct(0), k); err != nil {
 		return nil, err
 	}
 
@@ -200,7 +190,7 @@ func (m MLP) logits(g *G.ExprGraph, theta, x *G.Node, k int) (*G.Node, error) {
 		if z, err = applyChainMatMul(z, w, k, in, out); err != nil {
 			return nil, err
 		}
-		if z, err = applyBiasAct(z, b, false, act(l), k); err != nil {
+		if z, err = applyBiasAct(z, b, false, m.layerAct(l), k); err != nil {
 			return nil, err
 		}
 	}

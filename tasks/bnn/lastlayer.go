@@ -53,9 +53,7 @@ func (e *Energy) LastLayerHeat(theta []float64, k int) ([]LastLayerHeat, error) 
 		}
 	}
 	feats, labels := e.features(theta, k)
-	l := net.Layers() - 1
-	w0, _ := net.Offsets(l)
-	d := (net.Sizes[l] + 1) * net.Classes()
+	w0, d := net.lastLayer()
 	stiff := max(1, d/5)
 	heats := make([]LastLayerHeat, k)
 	for c := range k {
@@ -63,7 +61,7 @@ func (e *Energy) LastLayerHeat(theta []float64, k int) ([]LastLayerHeat, error) 
 		for i := range w {
 			w[i] = theta[(w0+i)*k+c]
 		}
-		cond := conditional{f: feats[c], y: labels, classes: net.Classes(), prec: 1 / (net.Sigma() * net.Sigma())}
+		cond := net.conditional(feats[c], labels)
 		mu, a, err := cond.mode(w)
 		if err != nil {
 			return nil, fmt.Errorf("bnn: chain %d: %w", c, err)
@@ -140,13 +138,10 @@ func (e *Energy) features(theta []float64, k int) ([]*mat.Dense, []int) {
 			for j := 0; j < l; j++ {
 				z.Reset()
 				z.Mul(cur, ws[c][j])
-				b := bs[c][j]
 				raw := z.RawMatrix()
 				for r := 0; r < raw.Rows; r++ {
 					row := raw.Data[r*raw.Stride : r*raw.Stride+raw.Cols]
-					for i := range row {
-						row[i] = activate(net.act(), row[i]+b[i])
-					}
+					addAct(net.layerAct(j), row, row, bs[c][j])
 				}
 				cur = mat.DenseCopyOf(&z)
 			}
@@ -160,11 +155,18 @@ func (e *Energy) features(theta []float64, k int) ([]*mat.Dense, []int) {
 	return out, labels
 }
 
-func activate(a Activation, z float64) float64 {
-	if a == Sigmoid {
-		return 1 / (1 + math.Exp(-z))
-	}
-	return math.Max(z, 0)
+// lastLayer returns where the last layer's weights and biases start in θ
+// and how many they are, d = (H + 1)·C.
+func (m MLP) lastLayer() (w0, d int) {
+	l := m.Layers() - 1
+	w0, _ = m.Offsets(l)
+	return w0, (m.Sizes[l] + 1) * m.Classes()
+}
+
+// conditional is the last layer's conditional posterior on the features
+// f of the hidden layers (with the column of ones) and the labels y.
+func (m MLP) conditional(f *mat.Dense, y []int) conditional {
+	return conditional{f: f, y: y, classes: m.Classes(), prec: 1 / (m.Sigma() * m.Sigma())}
 }
 
 // conditional is the posterior of a multinomial logistic regression: the

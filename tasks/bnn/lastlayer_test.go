@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/metasgmcmc/metasgmcmc/graph"
@@ -44,9 +45,7 @@ func TestLastLayerConditionalIsTheEnergys(t *testing.T) {
 				}
 				return eval.Grad
 			}
-			l := tc.net.Layers() - 1
-			w0, _ := tc.net.Offsets(l)
-			d := (tc.net.Sizes[l] + 1) * tc.net.Classes()
+			w0, d := tc.net.lastLayer()
 			last := func(g []float64, c int) []float64 {
 				w := make([]float64, d)
 				for i := range w {
@@ -56,7 +55,7 @@ func TestLastLayerConditionalIsTheEnergys(t *testing.T) {
 			}
 			feats, labels := e.features(theta, k)
 			for c := range k {
-				q := conditional{f: feats[c], y: labels, classes: tc.net.Classes(), prec: 1 / (tc.net.Sigma() * tc.net.Sigma())}
+				q := tc.net.conditional(feats[c], labels)
 				mu, a, err := q.mode(last(theta, c))
 				if err != nil {
 					t.Fatal(err)
@@ -67,7 +66,7 @@ func TestLastLayerConditionalIsTheEnergys(t *testing.T) {
 				}
 				g0 := last(grad(theta), c)
 				g := last(grad(at), c)
-				if r := norm(g) / norm(g0); r > 1e-8 {
+				if r := floats.Norm(g, 2) / floats.Norm(g0, 2); r > 1e-8 {
 					t.Errorf("chain %d: the graph's last-layer gradient at the mode is %.3g of its size at the chain's position, want 0", c, r)
 				}
 				// A·v against (∇U(μ + εv) − ∇U(μ − εv))/2ε
@@ -97,14 +96,6 @@ func TestLastLayerConditionalIsTheEnergys(t *testing.T) {
 	}
 }
 
-func norm(x []float64) float64 {
-	s := 0.0
-	for _, v := range x {
-		s += v * v
-	}
-	return math.Sqrt(s)
-}
-
 // TestLastLayerHeatOfDraws puts draws of the conditional's Laplace
 // approximation N(μ, A⁻¹), widened s times along A's stiffest fifth of
 // eigen-directions and r times along the rest, into the last layers of 64
@@ -123,11 +114,9 @@ func TestLastLayerHeatOfDraws(t *testing.T) {
 			}
 			one := tc.net.Init(rand.New(rand.NewPCG(7, 7)), 1, 0.7)
 			feats, labels := e.features(one, 1)
-			l := tc.net.Layers() - 1
-			w0, _ := tc.net.Offsets(l)
-			d := (tc.net.Sizes[l] + 1) * tc.net.Classes()
+			w0, d := tc.net.lastLayer()
 			stiff := d / 5
-			q := conditional{f: feats[0], y: labels, classes: tc.net.Classes(), prec: 1 / (tc.net.Sigma() * tc.net.Sigma())}
+			q := tc.net.conditional(feats[0], labels)
 			mu, a, err := q.mode(one[w0 : w0+d])
 			if err != nil {
 				t.Fatal(err)

@@ -99,6 +99,18 @@ func (m MLP) act() Activation {
 	return m.Activation
 }
 
+// layerAct is the activation that layer l applies: the logits' identity
+// for the last layer, Activation for the hidden ones.
+func (m MLP) layerAct(l int) layerAct {
+	switch {
+	case l == m.Layers()-1:
+		return actIdentity
+	case m.act() == Sigmoid:
+		return actSigmoid
+	}
+	return actReLU
+}
+
 // Sigma returns the prior standard deviation σ (PriorStd, or 1 when zero).
 func (m MLP) Sigma() float64 {
 	if m.PriorStd == 0 {
