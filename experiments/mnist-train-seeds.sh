@@ -37,17 +37,28 @@
 # run (the table shows "—" for the others), RUNS
 # (default runs/mnist-train-seeds/SETUP) where the runs go; JOBS (default:
 # the number of cores) runs that many trainings or evaluations at once, one
-# core each. Finished trainings and evaluations are kept (an evaluation of
-# an earlier sampler.json, from before a training was extended or
-# revalidated, or one under another thermostat or adaptive friction, is
-# moved aside to eval-…-before-DATE), an interrupted training continues
-# from its checkpoint. NT, two at once on two cores: about 95 minutes a training of
-# 40 epochs with its validations (80: about 3 hours), 15-18 minutes a
-# 12,000-step evaluation. Data, two at once: about 140 minutes a training
-# of 40 epochs with its validations, 18 minutes a 5,800-step evaluation
-# four at once.
-# Writes train-seeds.md in
-# the set-up's directory (and into its README.md).
+# core each (a training alone on the machine runs as fast with
+# GOMAXPROCS=2 JOBS=1 as two at once: 55 s an NT epoch against 82 s on one
+# core, bit for bit the same; OPENBLAS_NUM_THREADS=1 stays: OpenBLAS's own
+# threads change the last bits, and are slower). An interrupted training
+# continues from its checkpoint, an interrupted evaluation from its own.
+#
+# The records: the set-up's directory keeps, under train-seeds/, each
+# ended training's sampler.json, validation.csv and train.csv (train-SEED/)
+# and each ended evaluation's config.json, summary.json and metrics.csv
+# (eval-SEED-TASK-EVAL/): the table is built from them alone, a row per
+# recorded training, so it outlives the runs directory. A recorded
+# training is not run again (remove its record to train it afresh); an
+# evaluation is run where its record is missing or is of another
+# sampler.json or protocol (thermostat, adaptive friction), and a run
+# directory of such an evaluation is moved aside to eval-…-before-DATE.
+# NT, two at once on two cores: about 95 minutes a training of 40 epochs
+# with its validations (80: about 3 hours; alone with GOMAXPROCS=2, about
+# 90 minutes), 15-18 minutes a 12,000-step evaluation. Data, two at once:
+# about 140 minutes a training of 40 epochs with its validations, 18
+# minutes a 5,800-step evaluation four at once.
+# Writes train-seeds.md in the set-up's directory (and into its
+# README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source experiments/readme.sh
@@ -72,6 +83,7 @@ data test_nll end 245"
 	;;
 esac
 runs=${RUNS:-runs/mnist-train-seeds/$setup}
+recs=$exp/train-seeds
 seeds=${SEEDS:-$default_seeds}
 epochs=${EPOCHS:-$(awk '$1 == "--epochs" { print $2 }' "$exp/train.flags")}
 jobs=${JOBS:-$(nproc)}
@@ -80,34 +92,7 @@ tasks=${TASKS:-$(awk '{ print $1 }' <<<"$bars" | uniq)}
 : "${METASGMCMC_DATA:?set METASGMCMC_DATA to the data directory}"
 mkdir -p "$runs"
 go build -buildvcs=true -tags openblas -o "$runs/bin/" ./cmd/train ./cmd/sample
-export bin=$runs/bin runs exp epochs thermostat adaptive GOMAXPROCS=1 OPENBLAS_NUM_THREADS=1
-
-train() { # SEED: a new run, or the run continued (or extended) to $epochs
-	if [ -f "$runs/train-$1/checkpoint.json" ]; then
-		"$bin/train" --resume "$runs/train-$1" --revalidate --epochs "$epochs" --quiet
-	else
-		"$bin/train" --flagfile "$exp/train.flags" --friction-step exponential --q-start 1 --fresh-momentum=false --float32 --epochs "$epochs" \
-			--seed "$1" --out "$runs/train-$1" --quiet
-	fi
-}
-evaluate() { # SEED TASK EVAL
-	local out=$runs/eval-$1-$2-$3 meta=$runs/train-$1/sampler.json
-	# an evaluation of an earlier sampler.json (a training extended or
-	# revalidated since), under another thermostat or with another
-	# adaptive friction (none: a run from before the flag existed) is set
-	# aside
-	if [ -f "$out/config.json" ] && { ! grep -q "$(sha256sum <"$meta" | cut -c1-64)" "$out/config.json" ||
-		! grep -q "\"thermostat\": \"$thermostat\"" "$out/config.json" ||
-		! { grep -q "\"adaptive-friction\": \"$adaptive\"" "$out/config.json" ||
-			{ [ "$adaptive" = 0 ] && ! grep -q '"adaptive-friction"' "$out/config.json"; }; }; }; then
-		mv "$out" "$out.before-$(date +%Y%m%d-%H%M%S)"
-	fi
-	sample_once "$bin/sample" "$out" --flagfile "experiments/mnist-$2/nnsghmc.flags" --float32 --meta "$meta" --seed "$3" --thermostat "$thermostat" --adaptive-friction "$adaptive"
-}
-export -f train evaluate sample_once
-printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'train {}'
-for t in $tasks; do for e in $evals; do for s in $seeds; do echo "$s $t $e"; done; done; done |
-	xargs -P "$jobs" -L1 bash -c 'evaluate $0 $1 $2'
+export bin=$runs/bin runs recs exp epochs thermostat adaptive GOMAXPROCS=${GOMAXPROCS:-1} OPENBLAS_NUM_THREADS=1
 
 at() { # COLUMN STEP CSV: the metric COLUMN at STEP ("end": the last row) of a metrics.csv, or "—"
 	awk -F, -v col="$1" -v step="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
@@ -118,6 +103,52 @@ finished() { # TASK DIR: true when the run ended all its flag file's steps witho
 	steps=$(awk '$1 == "--steps" { print $2 }' "experiments/mnist-$1/nnsghmc.flags")
 	[ -f "$2/summary.json" ] && ! grep -q '^  "error":' "$2/summary.json" && [ "$(at step end "$2/metrics.csv")" = "$steps" ]
 }
+train() { # SEED: a new run, or the run continued (or extended) to $epochs; a recorded one is left alone
+	local run=$runs/train-$1 rec=$recs/train-$1
+	if [ -f "$run/checkpoint.json" ]; then
+		"$bin/train" --resume "$run" --revalidate --epochs "$epochs" --quiet || return
+	elif [ -f "$rec/sampler.json" ]; then
+		return 0
+	else
+		"$bin/train" --flagfile "$exp/train.flags" --friction-step exponential --q-start 1 --fresh-momentum=false --float32 --epochs "$epochs" \
+			--seed "$1" --out "$run" --quiet || return
+	fi
+	keep "$run" "$rec" sampler.json validation.csv train.csv
+}
+current() { # DIR META: true when DIR/config.json is an evaluation of META under this protocol's thermostat and adaptive friction
+	[ -f "$1/config.json" ] && grep -q "$(sha256sum <"$2" | cut -c1-64)" "$1/config.json" &&
+		grep -q "\"thermostat\": \"$thermostat\"" "$1/config.json" &&
+		{ grep -q "\"adaptive-friction\": \"$adaptive\"" "$1/config.json" ||
+			{ [ "$adaptive" = 0 ] && ! grep -q '"adaptive-friction"' "$1/config.json"; }; }
+}
+keep() { # RUN REC FILE...: copy the FILEs of RUN into the record REC, each through a temporary file
+	mkdir -p "$2"
+	local f
+	for f in "${@:3}"; do
+		cp "$1/$f" "$2/.$f.tmp" && mv "$2/.$f.tmp" "$2/$f"
+	done
+}
+evaluate() { # SEED TASK EVAL: a run unless the record holds it
+	local out=$runs/eval-$1-$2-$3 rec=$recs/eval-$1-$2-$3 meta=$recs/train-$1/sampler.json
+	[ -f "$meta" ] || return 0 # the training has not ended
+	current "$rec" "$meta" && finished "$2" "$rec" && return 0
+	# an evaluation of an earlier sampler.json (a training extended or
+	# revalidated since), under another thermostat or with another
+	# adaptive friction (none: a run from before the flag existed) is set
+	# aside
+	if [ -f "$out/config.json" ] && ! current "$out" "$meta"; then
+		mv "$out" "$out.before-$(date +%Y%m%d-%H%M%S)"
+	fi
+	sample_once "$bin/sample" "$out" --flagfile "experiments/mnist-$2/nnsghmc.flags" --float32 --meta "$meta" --seed "$3" --thermostat "$thermostat" --adaptive-friction "$adaptive"
+	if finished "$2" "$out"; then
+		keep "$out" "$rec" config.json summary.json metrics.csv
+	fi
+}
+export -f train evaluate sample_once current keep at finished
+printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'train {}'
+for t in $tasks; do for e in $evals; do for s in $seeds; do echo "$s $t $e"; done; done; done |
+	xargs -P "$jobs" -L1 bash -c 'evaluate $0 $1 $2'
+
 show() { # METRIC VALUE: an error as a percentage, an NLL to one decimal, "—" as it is
 	awk -v m="$1" -v v="$2" 'BEGIN { if (v !~ /^[-+0-9.eE]+$/) printf "%s", v; else if (m == "test_error") printf "%.2f %%", 100 * v; else printf "%.1f", v }'
 }
@@ -130,14 +161,15 @@ show() { # METRIC VALUE: an error as a percentage, an NLL to one decimal, "—" 
 	done <<<"$bars"
 	echo "$header | bars met |"
 	echo "$rule | --- |"
-	for s in $seeds; do
-		meta=$runs/train-$s/sampler.json
+	for s in $(ls "$recs" 2>/dev/null | sed -n 's/^train-\([0-9]*\)$/\1/p' | sort -n); do
+		meta=$recs/train-$s/sampler.json
 		for e in $evals; do
 			row="| $s | $(value chosen_epoch "$meta") | $(awk -v v="$(value validation_score "$meta")" 'BEGIN { printf(v ~ /^[0-9.eE+-]+$/ ? "%.1f" : "%s", v) }') | $e"
 			ok=yes
-			for t in $tasks; do finished "$t" "$runs/eval-$s-$t-$e" || ok=no; done
+			for t in $tasks; do current "$recs/eval-$s-$t-$e" "$meta" && finished "$t" "$recs/eval-$s-$t-$e" || ok=no; done
 			while read -r t m step bar; do
-				v=$(at "$m" "$step" "$runs/eval-$s-$t-$e/metrics.csv")
+				v=—
+				if current "$recs/eval-$s-$t-$e" "$meta"; then v=$(at "$m" "$step" "$recs/eval-$s-$t-$e/metrics.csv"); fi
 				awk -v v="$v" -v b="$bar" 'BEGIN { exit !(v !~ /^[-+0-9.eE]+$/ || v > b) }' && ok=no
 				row="$row | $(show "$m" "$v")"
 			done <<<"$bars"

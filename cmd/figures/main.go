@@ -12,7 +12,7 @@
 //	    a Markdown table of a metric at given steps and summary values
 //	figures sweep FILE ...
 //	    the tables and curves that a sweep file (cmd/sweep) names, from its
-//	    runs that have finished, saying which have not
+//	    runs that have finished (or their records), saying which have not
 package main
 
 import (
@@ -58,7 +58,7 @@ func figures() cli.Commands {
 				Run: func(_ context.Context, a []string) error { return table(os.Stdout, a) }},
 			{Name: "lastlayer", Synopsis: "NAME=DIR[,DIR...]...", What: "a Markdown table of how hot MLP runs' last layers sit: positions against the posterior given each chain's hidden layers, beside the momenta",
 				Run: func(_ context.Context, a []string) error { return lastLayer(os.Stdout, a) }},
-			{Name: "sweep", Synopsis: "[flags] FILE...", What: "the tables and curves a sweep file names, from its runs that have finished, saying which have not", Run: plain(sweepFigures)},
+			{Name: "sweep", Synopsis: "[flags] FILE...", What: "the tables and curves a sweep file names, from its runs that have finished (or their records, where it keeps them), saying which have not", Run: plain(sweepFigures)},
 		}}
 }
 

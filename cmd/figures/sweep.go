@@ -22,7 +22,10 @@ const maxListed = 8
 // or a curve, per combination of the sweeps' axes but the seeds, over the
 // seeds whose runs have ended (mean ± standard error where there are
 // several). It says on standard error which runs have not ended, and under
-// the tables of a sweep that lacks some, how many and which.
+// the tables of a sweep that lacks some, how many and which. Where the
+// sweep keeps records, it writes (or brings up to date) the record of each
+// run ended in the runs directory, and reads a run the runs directory
+// lacks from its record.
 func sweepFigures(args []string) error {
 	fs := pflag.NewFlagSet("figures sweep", pflag.ContinueOnError)
 	root := fs.String("runs", "runs", "the runs directory the sweep ran into (sweep --runs)")
@@ -123,7 +126,10 @@ func sweepRows(s *sweep.Sweep, root string) (args []string, note string, err err
 		if strings.Contains(r.Dir, ",") {
 			return nil, "", cli.Usagef("%s: the run directory %s has a ',', which figures cannot tell from DIR1,DIR2", s.Path, r.Dir)
 		}
-		st, err := sweep.Inspect(r.Dir)
+		if _, err := sweep.Keep(r); err != nil {
+			return nil, "", err
+		}
+		st, err := sweep.InspectRun(r)
 		if err != nil {
 			return nil, "", err
 		}
@@ -139,7 +145,7 @@ func sweepRows(s *sweep.Sweep, root string) (args []string, note string, err err
 			missing = append(missing, fmt.Sprintf("%s (%s)", rel, st.State))
 			continue
 		}
-		dirs[r.Row] = append(dirs[r.Row], r.Dir)
+		dirs[r.Row] = append(dirs[r.Row], r.Source(st))
 	}
 	for _, name := range names {
 		if len(dirs[name]) > 0 {

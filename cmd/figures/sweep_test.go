@@ -22,6 +22,19 @@ func writeSweepRun(t *testing.T, dir string, kl10, kl20 float64, summary string)
 	os.WriteFile(filepath.Join(dir, "summary.json"), []byte(summary), 0o644)
 }
 
+// writeToySweep writes exp/table.sweep: runs toy/{sampler}-{seed} of the
+// seeds, samplers nn (NNSGHMC) and sghmc (SGHMC), and the lines rest.
+func writeToySweep(t *testing.T, exp, seeds, rest string) string {
+	t.Helper()
+	os.MkdirAll(exp, 0o755)
+	file := filepath.Join(exp, "table.sweep")
+	text := "out toy/{sampler}-{seed}\nseeds " + seeds + "\naxis sampler nn=NNSGHMC --sampler nnsghmc\naxis sampler sghmc=SGHMC --sampler sghmc\n" + rest
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
 // TestSweepGathersWhatHasEnded checks figures sweep on a sweep whose runs
 // have partly ended: a row per sampler over the seeds that ended (the
 // failed run's error in its row), the runs that have not named under the
@@ -30,16 +43,10 @@ func writeSweepRun(t *testing.T, dir string, kl10, kl20 float64, summary string)
 func TestSweepGathersWhatHasEnded(t *testing.T) {
 	dir := t.TempDir()
 	exp := filepath.Join(dir, "exp")
-	os.Mkdir(exp, 0o755)
-	file := filepath.Join(exp, "table.sweep")
-	os.WriteFile(file, []byte(`out toy/{sampler}-{seed}
-seeds 1-3
-axis sampler nn=NNSGHMC --sampler nnsghmc
-axis sampler sghmc=SGHMC --sampler sghmc
-table table.md --metric kl --steps 10,20
+	file := writeToySweep(t, exp, "1-3", `table table.md --metric kl --steps 10,20
 table table.md --metric kl --steps 20 --summary ess
 curves kl --metric kl
-`), 0o644)
+`)
 	readme := "# exp\n\nbefore\n<!-- table.md -->\nold table\n<!-- /table.md -->\nafter\n"
 	os.WriteFile(filepath.Join(exp, "README.md"), []byte(readme), 0o644)
 	runs := filepath.Join(dir, "runs")
@@ -112,5 +119,58 @@ func TestSweepRefusesBadInput(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: %v, want an error with %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestSweepRecordOutlivesTheRuns checks a sweep with a record line:
+// figures sweep keeps each ended run's files under the record directory
+// beside the sweep file (a run that has not ended gets none), and builds
+// the same table, byte for byte, once the runs directory is gone; a
+// record is brought up to date when its run's files change.
+func TestSweepRecordOutlivesTheRuns(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	file := writeToySweep(t, exp, "1-2", `table table.md --metric kl --steps 10,20 --summary ess
+record results
+`)
+	runs := filepath.Join(dir, "runs")
+	writeSweepRun(t, filepath.Join(runs, "toy", "nn-1"), 4, 2, `{"ess": 10}`)
+	writeSweepRun(t, filepath.Join(runs, "toy", "nn-2"), 6, 4, `{"ess": 20}`)
+	writeSweepRun(t, filepath.Join(runs, "toy", "sghmc-1"), 8, 6, `{"error": "chain 1 diverged at step 25"}`)
+	writeSweepRun(t, filepath.Join(runs, "toy", "sghmc-2"), 8, 6, `{"error": "interrupted by SIGTERM"}`)
+	gather := func(runs string) string {
+		t.Helper()
+		out, err := clitest.Stdout(t, func() error {
+			return run(context.Background(), []string{"sweep", "--runs", runs, "--stdout", file})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	before := gather(runs)
+	if !strings.Contains(before, "| NNSGHMC | 5 ± 1 | 3 ± 1 | 15 ± 5 |") || !strings.Contains(before, "toy/sghmc-2 (started)") {
+		t.Fatalf("the table from the runs:\n%s", before)
+	}
+	for _, run := range []string{"nn-1", "nn-2", "sghmc-1"} {
+		for _, name := range []string{"summary.json", "metrics.csv"} {
+			want, _ := os.ReadFile(filepath.Join(runs, "toy", run, name))
+			if got, err := os.ReadFile(filepath.Join(exp, "results", "toy", run, name)); err != nil || string(got) != string(want) {
+				t.Errorf("the record of %s: %s: %v %q, want %q", run, name, err, got, want)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(exp, "results", "toy", "sghmc-2")); err == nil {
+		t.Errorf("a run that has not ended was recorded")
+	}
+	// the run that had not ended is gone with the runs directory: new
+	want := strings.Replace(before, "toy/sghmc-2 (started)", "toy/sghmc-2 (new)", 1)
+	if after := gather(filepath.Join(dir, "gone")); after != want {
+		t.Errorf("the table from the record alone:\n%s\nwant, as from the runs:\n%s", after, want)
+	}
+	writeSweepRun(t, filepath.Join(runs, "toy", "nn-1"), 4, 1, `{"ess": 12}`)
+	gather(runs)
+	if b, _ := os.ReadFile(filepath.Join(exp, "results", "toy", "nn-1", "summary.json")); string(b) != `{"ess": 12}` {
+		t.Errorf("the record after its run changed: %s", b)
 	}
 }

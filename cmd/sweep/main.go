@@ -17,7 +17,10 @@
 //
 // Runs go under --runs (default runs), each in the directory the sweep's
 // out line names; figures sweep FILE builds the sweep's tables and figures
-// from the runs that have finished. sweep runs the sample binary beside its
+// from the runs that have finished. A sweep with a record line keeps each
+// ended run's summary.json and metrics.csv beside the sweep file (run
+// writes them as each run ends): where the runs directory lacks a run, its
+// record stands for it, so list, status, run and slurm count it as ended. sweep runs the sample binary beside its
 // own (go build -o bin/ ./cmd/sweep ./cmd/sample ./cmd/figures), else the
 // one on $PATH, or --sample's.
 package main
@@ -137,7 +140,7 @@ func list(args []string) error {
 		fmt.Printf("# %s: %d runs (sweep %s)\n", s.Path, s.Len(), s.Name)
 		tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 		for _, r := range s.Runs(root) {
-			st, err := sweep.Inspect(r.Dir)
+			st, err := sweep.InspectRun(r)
 			if err != nil {
 				return err
 			}
@@ -162,7 +165,7 @@ func status(args []string) error {
 		count := map[sweep.State]int{}
 		var lines []string
 		for _, r := range s.Runs(root) {
-			st, err := sweep.Inspect(r.Dir)
+			st, err := sweep.InspectRun(r)
 			if err != nil {
 				return err
 			}
@@ -264,7 +267,7 @@ func plan(s *sweep.Sweep, root string, indices []int, redo, quiet bool) ([]job, 
 	var jobs []job
 	for _, i := range indices {
 		r := s.Run(i, root)
-		st, err := sweep.Inspect(r.Dir)
+		st, err := sweep.InspectRun(r)
 		if err != nil {
 			return nil, err
 		}
@@ -444,6 +447,10 @@ func carryOut(ctx context.Context, sample string, todo []job, n int) error {
 					out.line(fmt.Sprintf("sweep: %s failed (%v); %d of %d runs done", j.name(), err, done, len(todo)))
 				default:
 					out.line(fmt.Sprintf("sweep: %s finished; %d of %d runs done", j.name(), done, len(todo)))
+					if _, err := sweep.Keep(j.r); err != nil {
+						failures = append(failures, fmt.Sprintf("%s: %v", j.name(), err))
+						out.line(fmt.Sprintf("sweep: %s: %v", j.name(), err))
+					}
 				}
 				mu.Unlock()
 			}

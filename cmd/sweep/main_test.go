@@ -415,3 +415,35 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 		}
 	}
 }
+
+// TestRunKeepsRecords checks a sweep with a record line: sweep run writes
+// each finished run's record beside the sweep file, and a fresh runs
+// directory (another machine, a new checkout) finds every run ended
+// there: nothing to run, status says so.
+func TestRunKeepsRecords(t *testing.T) {
+	bin := binaries(t)
+	dir := t.TempDir()
+	file := writeSweep(t, dir, "toy.sweep", `out toy/{sampler}-{seed}
+seeds 1
+axis sampler sghmc --sampler sghmc --friction 1
+axis sampler sgld --sampler sgld
+args --task gaussian20 --chains 5 --steps 200 --eval-every 100 --step-size 0.025 --noise 1
+record results
+`)
+	sw := filepath.Join(bin, "sweep")
+	command(t, dir, sw, "run", "--jobs", "2", "--runs", "a", file)
+	for _, run := range []string{"sghmc-1", "sgld-1"} {
+		for _, name := range sweep.RecordFiles {
+			want, _ := os.ReadFile(filepath.Join(dir, "a", "toy", run, name))
+			if got, err := os.ReadFile(filepath.Join(dir, "results", "toy", run, name)); err != nil || len(want) == 0 || !bytes.Equal(got, want) {
+				t.Errorf("record of %s, %s: %v", run, name, err)
+			}
+		}
+	}
+	if got := command(t, dir, sw, "run", "--dry-run", "--runs", "fresh", file); got != "" {
+		t.Errorf("with the records alone, sweep run would do:\n%s", got)
+	}
+	if got := command(t, dir, sw, "status", "--all", "--runs", "fresh", file); !strings.Contains(got, "2 runs: 2 finished") || strings.Count(got, "finished (recorded)") != 2 {
+		t.Errorf("status with the records alone:\n%s", got)
+	}
+}

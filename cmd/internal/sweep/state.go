@@ -57,6 +57,9 @@ type Status struct {
 	// "PID 123 on host", when there is one: the run is running, or was
 	// killed.
 	Lock string
+	// Recorded: the status is the run's record's (InspectRun), its output
+	// directory holding nothing.
+	Recorded bool
 }
 
 // String describes the status in a few words.
@@ -70,6 +73,9 @@ func (st Status) String() string {
 	}
 	if st.Lock != "" && !st.State.Done() {
 		s += " (lock file of " + st.Lock + ")"
+	}
+	if st.Recorded {
+		s += " (recorded)"
 	}
 	return s
 }

@@ -91,3 +91,58 @@ func TestCommand(t *testing.T) {
 		t.Errorf("unset variable: %v", err)
 	}
 }
+
+// TestInspectRunReadsTheRecord checks a run of a sweep that keeps
+// records: its output directory's status while that holds anything, the
+// record's (ended, Recorded, skipped by Plan) where it holds nothing, and
+// an error naming the record where that is no ended run's.
+func TestInspectRunReadsTheRecord(t *testing.T) {
+	dir := t.TempDir()
+	s, err := ParseText(filepath.Join(dir, "exp", "x.sweep"), "out g/{seed}\nseeds 1\nrecord results\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Run(0, filepath.Join(dir, "runs"))
+	if want := filepath.Join(dir, "exp", "results", "g", "1"); r.Record != want {
+		t.Fatalf("Record %s, want %s", r.Record, want)
+	}
+	write := func(d, name, content string) {
+		t.Helper()
+		os.MkdirAll(d, 0o755)
+		if err := os.WriteFile(filepath.Join(d, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inspect := func() Status {
+		t.Helper()
+		st, err := InspectRun(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := inspect(); st.State != New || st.Recorded {
+		t.Errorf("neither run nor record: %v", st)
+	}
+	write(r.Dir, "summary.json", `{"kl": 0.1}`)
+	if wrote, err := Keep(r); err != nil || !wrote {
+		t.Fatalf("Keep: %v %v", wrote, err)
+	}
+	if wrote, err := Keep(r); err != nil || wrote {
+		t.Errorf("Keep again, nothing changed: %v %v", wrote, err)
+	}
+	write(r.Dir, "checkpoint.json", `{"state": {"steps": 5}}`)
+	write(r.Dir, "summary.json", `{"error": "interrupted by SIGTERM"}`)
+	if st := inspect(); st.State != Stopped || st.Recorded || r.Source(st) != r.Dir {
+		t.Errorf("a run being redone beside its record: %v, source %s", st, r.Source(st))
+	}
+	os.RemoveAll(filepath.Join(dir, "runs"))
+	st := inspect()
+	if st.State != Finished || !st.Recorded || Plan(st, false) != Skip || r.Source(st) != r.Record || !strings.Contains(st.String(), "recorded") {
+		t.Errorf("the record alone: %v, plan %v, source %s", st, Plan(st, false), r.Source(st))
+	}
+	write(r.Record, "summary.json", `{"error": "interrupted by SIGTERM"}`)
+	if _, err := InspectRun(r); err == nil || !strings.Contains(err.Error(), r.Record) {
+		t.Errorf("a record of an interrupted run: %v", err)
+	}
+}

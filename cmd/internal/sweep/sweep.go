@@ -40,14 +40,19 @@
 //	                       tables with the same FILE follow one another
 //	curves FIG FLAG...     a figure of "figures curves FLAG...", written to
 //	                       FIG.png and FIG.svg beside the sweep file
+//	record DIR             keep each ended run's summary.json and metrics.csv
+//	                       (what figures reads of a run) under DIR, beside the
+//	                       sweep file, at the run's out path: a record that
+//	                       outlives the runs directory, to commit with the
+//	                       tables (see Keep and InspectRun)
 //
 // A run's command line is sample's flags in the order: args, then each
 // axis's FLAGs (the seed axis's --seed N) in the order the axes are
 // written. Paths in flags are taken, as in flag files, relative to the
 // directory the command runs in (the repository root); $NAME and ${NAME}
 // in them are the environment's variables, expanded when the run starts
-// (Run.Command). Table and figure files are relative to the sweep file's
-// directory.
+// (Run.Command). Table and figure files and the record directory are
+// relative to the sweep file's directory.
 //
 // # Numbering
 //
@@ -100,6 +105,9 @@ type Sweep struct {
 	// Tables and Curves are what figures sweep draws from the runs.
 	Tables []Figure
 	Curves []Figure
+	// Record is the directory, relative to the sweep file's, that keeps
+	// the ended runs' records; "" if the file has no record line.
+	Record string
 }
 
 // Axis is one axis of the grid.
@@ -142,6 +150,10 @@ type Run struct {
 	// Row is the name of the table row the run belongs to; the runs of a
 	// row differ in their seed alone.
 	Row string
+	// Record is the directory that keeps the run's record once it has
+	// ended (Keep): the sweep's record directory joined with the out
+	// pattern; "" if the sweep keeps none.
+	Record string
 }
 
 // Len returns the number of runs.
@@ -177,7 +189,11 @@ func (s *Sweep) Run(i int, root string) Run {
 			rowTitles = append(rowTitles, v.Title)
 		}
 	}
-	r.Dir = filepath.Join(root, filepath.FromSlash(fill(s.Out, labels)))
+	out := filepath.FromSlash(fill(s.Out, labels))
+	r.Dir = filepath.Join(root, out)
+	if s.Record != "" {
+		r.Record = filepath.Join(s.Dir(), filepath.FromSlash(s.Record), out)
+	}
 	if s.Row != "" {
 		r.Row = fill(s.Row, titles)
 	} else {
@@ -220,7 +236,7 @@ func fill(pattern string, values map[string]string) string {
 
 // Directives are the sweep file's directives, in the order the package
 // documentation describes them.
-var Directives = []string{"out", "args", "seeds", "axis", "row", "name", "cores", "step-time", "memory", "table", "curves"}
+var Directives = []string{"out", "args", "seeds", "axis", "row", "name", "cores", "step-time", "memory", "table", "curves", "record"}
 
 var (
 	axisName  = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
@@ -396,6 +412,13 @@ func ParseText(path, text string) (*Sweep, error) {
 				s.Tables = append(s.Tables, f)
 			} else {
 				s.Curves = append(s.Curves, f)
+			}
+		case "record":
+			if s.Record, err = one("directory"); err != nil {
+				return nil, err
+			}
+			if filepath.IsAbs(s.Record) || slices.Contains(strings.Split(s.Record, "/"), "..") {
+				return nil, fail("record %s: the records go beside the sweep file: give a relative directory without ..", s.Record)
 			}
 		default:
 			return nil, fail("unknown directive %q; a line starts with one of %s", dir, strings.Join(Directives, ", "))

@@ -139,6 +139,8 @@ func TestParseRefuses(t *testing.T) {
 		{"out x\ncurve k\n", `unknown directive "curve"; a line starts with one of out, args`},
 		{`out x "y` + "\n", "a double quote is not closed"},
 		{"out x\nrow {nope}\n", "row {nope}: {nope} is no axis"},
+		{"out x\nrecord ../r\n", "record ../r: the records go beside the sweep file"},
+		{"out x\nrecord r s\n", "record takes one directory, got 2 words"},
 	} {
 		_, err := ParseText("exp/s.sweep", tc.text)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "exp/s.sweep") || strings.Contains(err.Error(), "\n") {
@@ -256,5 +258,19 @@ step-time 10ms
 	s.Memory = 3 << 30
 	if r, _ := s.Resources(s.Runs(""), nil); r.Memory != 3<<30 {
 		t.Errorf("memory line: %v, want 3 GiB", r.Memory)
+	}
+}
+
+// TestExperimentsSweepFiles parses every sweep file of experiments/: each
+// one a user is told to run must be one that sweep reads.
+func TestExperimentsSweepFiles(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "experiments", "*", "*.sweep"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no sweep files under experiments/: %v", err)
+	}
+	for _, f := range files {
+		if _, err := Parse(f); err != nil {
+			t.Error(err)
+		}
 	}
 }
