@@ -116,17 +116,9 @@ train() { # SEED: a new run, or the run continued (or extended) to $epochs; a re
 	keep "$run" "$rec" sampler.json validation.csv train.csv
 }
 current() { # DIR META: true when DIR/config.json is an evaluation of META under this protocol's thermostat and adaptive friction
-	[ -f "$1/config.json" ] && grep -q "$(sha256sum <"$2" | cut -c1-64)" "$1/config.json" &&
-		grep -q "\"thermostat\": \"$thermostat\"" "$1/config.json" &&
+	of_sampler "$1" "$2" && grep -q "\"thermostat\": \"$thermostat\"" "$1/config.json" &&
 		{ grep -q "\"adaptive-friction\": \"$adaptive\"" "$1/config.json" ||
 			{ [ "$adaptive" = 0 ] && ! grep -q '"adaptive-friction"' "$1/config.json"; }; }
-}
-keep() { # RUN REC FILE...: copy the FILEs of RUN into the record REC, each through a temporary file
-	mkdir -p "$2"
-	local f
-	for f in "${@:3}"; do
-		cp "$1/$f" "$2/.$f.tmp" && mv "$2/.$f.tmp" "$2/$f"
-	done
 }
 evaluate() { # SEED TASK EVAL: a run unless the record holds it
 	local out=$runs/eval-$1-$2-$3 rec=$recs/eval-$1-$2-$3 meta=$recs/train-$1/sampler.json
@@ -144,7 +136,7 @@ evaluate() { # SEED TASK EVAL: a run unless the record holds it
 		keep "$out" "$rec" config.json summary.json metrics.csv
 	fi
 }
-export -f train evaluate sample_once current keep at finished
+export -f train evaluate sample_once current keep of_sampler at finished
 printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'train {}'
 for t in $tasks; do for e in $evals; do for s in $seeds; do echo "$s $t $e"; done; done; done |
 	xargs -P "$jobs" -L1 bash -c 'evaluate $0 $1 $2'

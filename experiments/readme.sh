@@ -36,3 +36,20 @@ into_readme() {
 value() {
 	awk -v key="\"$1\":" '$1 == key { sub(",", "", $2); print $2; found = 1 } END { if (!found) print "—" }' "$2" 2>/dev/null || echo —
 }
+
+# keep RUN REC FILE...: copy the FILEs of the run directory RUN into its
+# record REC (a directory committed with the tables, so that they outlive
+# the runs directory), each through a temporary file.
+keep() {
+	mkdir -p "$2"
+	local f
+	for f in "${@:3}"; do
+		cp "$1/$f" "$2/.$f.tmp" && mv "$2/.$f.tmp" "$2/$f"
+	done
+}
+
+# of_sampler DIR META: true when DIR/config.json (a sample run's or its
+# record's) names the SHA-256 of the trained sampler META, the file it ran.
+of_sampler() {
+	[ -f "$1/config.json" ] && grep -q "$(sha256sum <"$2" | cut -c1-64)" "$1/config.json"
+}

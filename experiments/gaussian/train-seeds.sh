@@ -17,14 +17,21 @@
 #   bash experiments/gaussian/train-seeds.sh
 # with METASGMCMC_DATA pointing at the data directory. SEEDS (default
 # "1 2 3") are the training seeds; JOBS (default: the number of cores) runs
-# that many trainings or evaluations at once, one core each; finished ones
-# (sampler.json, summary.json) are kept. Writes train-seeds.md (and into
-# README.md). GOFLAGS=-tags=openblas builds the binaries with OpenBLAS.
+# that many trainings or evaluations at once, one core each. The records:
+# train-seeds/ keeps each ended training's sampler.json, validation.csv and
+# train.csv (train-SEED/) and each ended evaluation's config.json,
+# summary.json and metrics.csv (eval-SEED-COV-EVAL/); the table is built
+# from them alone, a row per recorded training, so it outlives the runs
+# directory. A recorded training is not run again (remove its record to
+# train it afresh); an evaluation is run where its record is missing or of
+# another sampler.json. Writes train-seeds.md (and into README.md).
+# GOFLAGS=-tags=openblas builds the binaries with OpenBLAS.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source experiments/readme.sh
 exp=experiments/gaussian
 runs=${RUNS:-runs/gaussian-train-seeds}
+recs=$exp/train-seeds
 seeds=${SEEDS:-1 2 3}
 epochs=${EPOCHS:-40}
 jobs=${JOBS:-$(nproc)}
@@ -33,21 +40,34 @@ evals="15 16"
 data=${METASGMCMC_DATA:?set METASGMCMC_DATA to the data directory}
 mkdir -p "$runs"
 go build -buildvcs=true -o "$runs/bin/" ./cmd/train ./cmd/sample
-export bin=$runs/bin runs data exp epochs GOMAXPROCS=1
+export bin=$runs/bin runs recs data exp epochs GOMAXPROCS=${GOMAXPROCS:-1}
 
-train() { # SEED: a new run, or the run continued (or extended) to $epochs
-	if [ -f "$runs/train-$1/checkpoint.json" ]; then
-		"$bin/train" --resume "$runs/train-$1" --epochs "$epochs" --quiet
+train() { # SEED: a new run, or the run continued (or extended) to $epochs; a recorded one is left alone
+	local run=$runs/train-$1 rec=$recs/train-$1
+	if [ -f "$run/checkpoint.json" ]; then
+		"$bin/train" --resume "$run" --epochs "$epochs" --quiet || return
+	elif [ -f "$rec/sampler.json" ]; then
+		return 0
 	else
 		"$bin/train" --flagfile "$exp/train.flags" --friction-step exponential --continue-step-size 0.05 --epochs "$epochs" \
-			--target-cov "$data/gaussian/Cov_train_10d" --seed "$1" --out "$runs/train-$1" --quiet
+			--target-cov "$data/gaussian/Cov_train_10d" --seed "$1" --out "$run" --quiet || return
+	fi
+	keep "$run" "$rec" sampler.json validation.csv train.csv
+}
+evaluate() { # SEED COV EVAL: a run unless the record holds one of this sampler
+	local out=$runs/eval-$1-$2-$3 rec=$recs/eval-$1-$2-$3 meta=$recs/train-$1/sampler.json
+	[ -f "$meta" ] || return 0 # the training has not ended
+	of_sampler "$rec" "$meta" && [ "$(value kl "$rec/summary.json")" != — ] && return 0
+	if [ -f "$out/config.json" ] && ! of_sampler "$out" "$meta"; then
+		mv "$out" "$out.before-$(date +%Y%m%d-%H%M%S)"
+	fi
+	sample_once "$bin/sample" "$out" --flagfile "$exp/nnsghmc.flags" \
+		--meta "$meta" --target-cov "$data/gaussian/Cov_rand_$2" --seed "$3"
+	if [ "$(value kl "$out/summary.json")" != — ]; then
+		keep "$out" "$rec" config.json summary.json metrics.csv
 	fi
 }
-evaluate() { # SEED COV EVAL
-	sample_once "$bin/sample" "$runs/eval-$1-$2-$3" --flagfile "$exp/nnsghmc.flags" \
-		--meta "$runs/train-$1/sampler.json" --target-cov "$data/gaussian/Cov_rand_$2" --seed "$3"
-}
-export -f train evaluate sample_once
+export -f train evaluate sample_once keep of_sampler value
 printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'train {}'
 for s in $seeds; do for c in $covs; do for e in $evals; do echo "$s $c $e"; done; done; done |
 	xargs -P "$jobs" -L1 bash -c 'evaluate $0 $1 $2'
@@ -61,15 +81,18 @@ mean() { # VALUES...: their mean, or "—" if one is not a number
 {
 	echo "| training seed | chosen epoch | validation score (largest of KL/0.03, 50/ESS) | KL at 12,000 / ESS, cov 1 | cov 2 | cov 3 | cov 4 | bars met |"
 	echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
-	for s in $seeds; do
-		meta=$runs/train-$s/sampler.json
+	for s in $(ls "$recs" 2>/dev/null | sed -n 's/^train-\([0-9]*\)$/\1/p' | sort -n); do
+		meta=$recs/train-$s/sampler.json
 		row="| $s | $(value chosen_epoch "$meta") | $(num %.4f "$(value validation_score "$meta")")"
 		ok=yes
 		for c in $covs; do
 			kl=() ess=()
 			for e in $evals; do
-				kl+=("$(value kl "$runs/eval-$s-$c-$e/summary.json")")
-				ess+=("$(value ess "$runs/eval-$s-$c-$e/summary.json")")
+				kl+=(—) ess+=(—)
+				if of_sampler "$recs/eval-$s-$c-$e" "$meta"; then
+					kl[-1]=$(value kl "$recs/eval-$s-$c-$e/summary.json")
+					ess[-1]=$(value ess "$recs/eval-$s-$c-$e/summary.json")
+				fi
 				awk -v k="${kl[-1]}" -v n="${ess[-1]}" 'BEGIN { exit !(k == "—" || n == "—" || k > 0.03 || n < 50) }' && ok=no
 			done
 			k=$(mean "${kl[@]}") n=$(mean "${ess[@]}")
