@@ -265,6 +265,14 @@ cores 2
 	}
 }
 
+// toyAxes is the start of the Gaussian sweeps below: SGHMC and SGLD, one
+// seed, each run in toy/SAMPLER-SEED.
+const toyAxes = `out toy/{sampler}-{seed}
+seeds 1
+axis sampler sghmc --sampler sghmc --friction 1
+axis sampler sgld --sampler sgld
+`
+
 // TestRunRestartsAndSkips checks the local runner on runs that write no
 // checkpoint (a Gaussian task): a run killed before its summary starts
 // afresh, a finished run is skipped, a failed one too unless
@@ -272,11 +280,7 @@ cores 2
 func TestRunRestartsAndSkips(t *testing.T) {
 	bin := binaries(t)
 	dir := t.TempDir()
-	file := writeSweep(t, dir, "toy.sweep", `out toy/{sampler}-{seed}
-seeds 1
-axis sampler sghmc --sampler sghmc --friction 1
-axis sampler sgld --sampler sgld
-args --task gaussian20 --chains 5 --steps 600 --eval-every 200 --step-size 0.025 --noise 1
+	file := writeSweep(t, dir, "toy.sweep", toyAxes+`args --task gaussian20 --chains 5 --steps 600 --eval-every 200 --step-size 0.025 --noise 1
 table table.md --metric kl --steps 200,600 --summary ess
 `)
 	s, err := sweep.Parse(file)
@@ -423,11 +427,7 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 func TestRunKeepsRecords(t *testing.T) {
 	bin := binaries(t)
 	dir := t.TempDir()
-	file := writeSweep(t, dir, "toy.sweep", `out toy/{sampler}-{seed}
-seeds 1
-axis sampler sghmc --sampler sghmc --friction 1
-axis sampler sgld --sampler sgld
-args --task gaussian20 --chains 5 --steps 200 --eval-every 100 --step-size 0.025 --noise 1
+	file := writeSweep(t, dir, "toy.sweep", toyAxes+`args --task gaussian20 --chains 5 --steps 200 --eval-every 100 --step-size 0.025 --noise 1
 record results
 `)
 	sw := filepath.Join(bin, "sweep")
