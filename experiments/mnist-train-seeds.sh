@@ -54,7 +54,7 @@
 # directory of such an evaluation is moved aside to eval-…-before-DATE.
 # NT, two at once on two cores: about 95 minutes a training of 40 epochs
 # with its validations (80: about 3 hours; alone with GOMAXPROCS=2, about
-# 90 minutes), 15-18 minutes a 12,000-step evaluation. Data, two at once:
+# 95 minutes), 15-18 minutes a 12,000-step evaluation. Data, two at once:
 # about 140 minutes a training of 40 epochs with its validations, 18
 # minutes a 5,800-step evaluation four at once.
 # Writes train-seeds.md in the set-up's directory (and into its
