@@ -129,14 +129,14 @@ evaluate() { # SEED TASK EVAL: a run unless the record holds it
 	# adaptive friction (none: a run from before the flag existed) is set
 	# aside
 	if [ -f "$out/config.json" ] && ! current "$out" "$meta"; then
-		mv "$out" "$out.before-$(date +%Y%m%d-%H%M%S)"
+		set_aside "$out"
 	fi
 	sample_once "$bin/sample" "$out" --flagfile "experiments/mnist-$2/nnsghmc.flags" --float32 --meta "$meta" --seed "$3" --thermostat "$thermostat" --adaptive-friction "$adaptive"
 	if finished "$2" "$out"; then
 		keep "$out" "$rec" config.json summary.json metrics.csv
 	fi
 }
-export -f train evaluate sample_once current keep of_sampler at finished
+export -f train evaluate sample_once current keep of_sampler set_aside at finished
 printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'train {}'
 for t in $tasks; do for e in $evals; do for s in $seeds; do echo "$s $t $e"; done; done; done |
 	xargs -P "$jobs" -L1 bash -c 'evaluate $0 $1 $2'
@@ -153,7 +153,7 @@ show() { # METRIC VALUE: an error as a percentage, an NLL to one decimal, "—" 
 	done <<<"$bars"
 	echo "$header | bars met |"
 	echo "$rule | --- |"
-	for s in $(ls "$recs" 2>/dev/null | sed -n 's/^train-\([0-9]*\)$/\1/p' | sort -n); do
+	for s in $(recorded_trainings "$recs"); do
 		meta=$recs/train-$s/sampler.json
 		for e in $evals; do
 			row="| $s | $(value chosen_epoch "$meta") | $(awk -v v="$(value validation_score "$meta")" 'BEGIN { printf(v ~ /^[0-9.eE+-]+$/ ? "%.1f" : "%s", v) }') | $e"

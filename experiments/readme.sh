@@ -53,3 +53,15 @@ keep() {
 of_sampler() {
 	[ -f "$1/config.json" ] && grep -q "$(sha256sum <"$2" | cut -c1-64)" "$1/config.json"
 }
+
+# set_aside DIR: move the run directory DIR to DIR.before-DATE, out of the
+# way of a run that must not resume it (one of another sampler or protocol).
+set_aside() {
+	mv "$1" "$1.before-$(date +%Y%m%d-%H%M%S)"
+}
+
+# recorded_trainings RECS: the training seeds with a record train-SEED in
+# RECS, in increasing order.
+recorded_trainings() {
+	ls "$1" 2>/dev/null | sed -n 's/^train-\([0-9]*\)$/\1/p' | sort -n
+}

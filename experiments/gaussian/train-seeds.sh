@@ -59,7 +59,7 @@ evaluate() { # SEED COV EVAL: a run unless the record holds one of this sampler
 	[ -f "$meta" ] || return 0 # the training has not ended
 	of_sampler "$rec" "$meta" && [ "$(value kl "$rec/summary.json")" != — ] && return 0
 	if [ -f "$out/config.json" ] && ! of_sampler "$out" "$meta"; then
-		mv "$out" "$out.before-$(date +%Y%m%d-%H%M%S)"
+		set_aside "$out"
 	fi
 	sample_once "$bin/sample" "$out" --flagfile "$exp/nnsghmc.flags" \
 		--meta "$meta" --target-cov "$data/gaussian/Cov_rand_$2" --seed "$3"
@@ -67,7 +67,7 @@ evaluate() { # SEED COV EVAL: a run unless the record holds one of this sampler
 		keep "$out" "$rec" config.json summary.json metrics.csv
 	fi
 }
-export -f train evaluate sample_once keep of_sampler value
+export -f train evaluate sample_once keep of_sampler set_aside value
 printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'train {}'
 for s in $seeds; do for c in $covs; do for e in $evals; do echo "$s $c $e"; done; done; done |
 	xargs -P "$jobs" -L1 bash -c 'evaluate $0 $1 $2'
@@ -81,7 +81,7 @@ mean() { # VALUES...: their mean, or "—" if one is not a number
 {
 	echo "| training seed | chosen epoch | validation score (largest of KL/0.03, 50/ESS) | KL at 12,000 / ESS, cov 1 | cov 2 | cov 3 | cov 4 | bars met |"
 	echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
-	for s in $(ls "$recs" 2>/dev/null | sed -n 's/^train-\([0-9]*\)$/\1/p' | sort -n); do
+	for s in $(recorded_trainings "$recs"); do
 		meta=$recs/train-$s/sampler.json
 		row="| $s | $(value chosen_epoch "$meta") | $(num %.4f "$(value validation_score "$meta")")"
 		ok=yes
