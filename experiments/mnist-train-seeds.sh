@@ -62,6 +62,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source experiments/readme.sh
+stop_runs_on_signal
 setup=${1:-}
 case $setup in
 nt)
@@ -137,9 +138,8 @@ evaluate() { # SEED TASK EVAL: a run unless the record holds it
 	fi
 }
 export -f train evaluate sample_once current keep of_sampler set_aside at finished
-printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'train {}'
-for t in $tasks; do for e in $evals; do for s in $seeds; do echo "$s $t $e"; done; done; done |
-	xargs -P "$jobs" -L1 bash -c 'evaluate $0 $1 $2'
+in_parallel "$jobs" train < <(printf '%s\n' $seeds)
+in_parallel "$jobs" evaluate < <(for t in $tasks; do for e in $evals; do for s in $seeds; do echo "$s $t $e"; done; done; done)
 
 show() { # METRIC VALUE: an error as a percentage, an NLL to one decimal, "—" as it is
 	awk -v m="$1" -v v="$2" 'BEGIN { if (v !~ /^[-+0-9.eE]+$/) printf "%s", v; else if (m == "test_error") printf "%.2f %%", 100 * v; else printf "%.1f", v }'

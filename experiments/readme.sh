@@ -65,3 +65,43 @@ set_aside() {
 recorded_trainings() {
 	ls "$1" 2>/dev/null | sed -n 's/^train-\([0-9]*\)$/\1/p' | sort -n
 }
+
+# in_parallel JOBS FUNCTION: run the exported FUNCTION once for each line
+# of standard input, the line's words its arguments, JOBS at once (as
+# xargs -P). Give it its input by redirection, not at the end of a pipe
+# (in_parallel 2 train < <(printf '%s\n' $seeds)): the script then waits
+# in its own shell, where stop_runs_on_signal's trap runs at once.
+in_parallel() {
+	xargs -P "$1" -L1 bash -c "$2"' "$@"' "$2" <&0 &
+	wait $!
+}
+
+# stop_runs_on_signal: a SIGTERM to the script stops its runs and then the
+# script: every process it started (xargs, so that no run starts after
+# them, and the runs: train and sample write their checkpoint on it and
+# stop) gets SIGTERM, and the script waits for them and exits 143. Run
+# again, it continues where they stopped. (Ctrl-C in a terminal reaches
+# every run itself; a second signal would end a run without its
+# checkpoint, so SIGINT is left alone.)
+stop_runs_on_signal() {
+	trap _stop_runs TERM
+}
+_stop_runs() {
+	trap - TERM
+	local x pids
+	x=$(pgrep -P $$ -x xargs || true)
+	[ -z "$x" ] || kill -STOP $x # no run starts while the runs are listed
+	pids=$(_descendants $$)
+	[ -z "$pids" ] || kill -TERM $pids 2>/dev/null || true
+	[ -z "$x" ] || kill -CONT $x 2>/dev/null || true
+	wait
+	exit 143
+}
+_descendants() { # PID: its descendants, each before its own
+	local c
+	for c in $(pgrep -P "$1"); do
+		[ "$c" = "$BASHPID" ] && continue
+		echo "$c"
+		_descendants "$c"
+	done
+}

@@ -16,10 +16,13 @@
 # ESS over the four targets is largest. The table goes to seeds.md (and into
 # README.md); train.flags' --seed is set by hand from it. JOBS (default: the
 # number of cores) runs that many trainings or evaluations at once; finished
-# ones (sampler.json, summary.json) are kept.
+# ones (sampler.json, summary.json) are kept, and a SIGTERM to the script
+# stops every run it started at a checkpoint, from which the script run
+# again continues.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source experiments/readme.sh
+stop_runs_on_signal
 exp=experiments/gaussian
 runs=${RUNS:-runs/gaussian-seeds}
 seeds=${SEEDS:-$(seq 1 16)}
@@ -30,18 +33,23 @@ mkdir -p "$runs"
 go build -buildvcs=true -o "$runs/bin/" ./cmd/train ./cmd/sample
 export bin=$runs/bin runs data exp GOMAXPROCS=1
 
-train() { # SEED
-	[ -f "$runs/train-$1/sampler.json" ] && return
-	"$bin/train" --flagfile "$exp/train.flags" --target-cov "$data/gaussian/Cov_train_10d" \
-		--seed "$1" --out "$runs/train-$1" --quiet
+train() { # SEED: a new run, or the run continued from its checkpoint
+	local run=$runs/train-$1
+	[ -f "$run/sampler.json" ] && return
+	if [ -f "$run/checkpoint.json" ]; then
+		"$bin/train" --resume "$run" --quiet
+	else
+		"$bin/train" --flagfile "$exp/train.flags" --target-cov "$data/gaussian/Cov_train_10d" \
+			--seed "$1" --out "$run" --quiet
+	fi
 }
 validate() { # SEED TARGET
 	sample_once "$bin/sample" "$runs/valid-$1-$2" --flagfile "$exp/nnsghmc.flags" \
 		--meta "$runs/train-$1/sampler.json" --target-seed "$2" --target-scale 0.6 --seed 1
 }
 export -f train validate sample_once
-printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'train {}'
-for s in $seeds; do for t in $valid; do echo "$s $t"; done; done | xargs -P "$jobs" -L1 bash -c 'validate $0 $1'
+in_parallel "$jobs" train < <(printf '%s\n' $seeds)
+in_parallel "$jobs" validate < <(for s in $seeds; do for t in $valid; do echo "$s $t"; done; done)
 
 value() { # KEY SUMMARY: a top-level number of a summary.json, or "—"
 	awk -v key="\"$1\":" '$1 == key { sub(",", "", $2); print $2; found = 1 } END { if (!found) print "—" }' "$2" 2>/dev/null || echo —

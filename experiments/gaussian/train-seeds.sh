@@ -17,7 +17,9 @@
 #   bash experiments/gaussian/train-seeds.sh
 # with METASGMCMC_DATA pointing at the data directory. SEEDS (default
 # "1 2 3") are the training seeds; JOBS (default: the number of cores) runs
-# that many trainings or evaluations at once, one core each. The records:
+# that many trainings or evaluations at once, one core each; a SIGTERM to
+# the script stops every run it started at a checkpoint, and the script
+# run again continues them. The records:
 # train-seeds/ keeps each ended training's sampler.json, validation.csv and
 # train.csv (train-SEED/) and each ended evaluation's config.json,
 # summary.json and metrics.csv (eval-SEED-COV-EVAL/); the table is built
@@ -29,6 +31,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source experiments/readme.sh
+stop_runs_on_signal
 exp=experiments/gaussian
 runs=${RUNS:-runs/gaussian-train-seeds}
 recs=$exp/train-seeds
@@ -68,9 +71,8 @@ evaluate() { # SEED COV EVAL: a run unless the record holds one of this sampler
 	fi
 }
 export -f train evaluate sample_once keep of_sampler set_aside value
-printf '%s\n' $seeds | xargs -P "$jobs" -I{} bash -c 'train {}'
-for s in $seeds; do for c in $covs; do for e in $evals; do echo "$s $c $e"; done; done; done |
-	xargs -P "$jobs" -L1 bash -c 'evaluate $0 $1 $2'
+in_parallel "$jobs" train < <(printf '%s\n' $seeds)
+in_parallel "$jobs" evaluate < <(for s in $seeds; do for c in $covs; do for e in $evals; do echo "$s $c $e"; done; done; done)
 
 num() { # FORMAT VALUE: VALUE in the printf FORMAT if it is a number, else as it is
 	awk -v f="$1" -v v="$2" 'BEGIN { if (v ~ /^[-+0-9.eE]+$/) printf f, v; else printf "%s", v }'
