@@ -62,7 +62,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source experiments/readme.sh
-stop_runs_on_signal
 setup=${1:-}
 case $setup in
 nt)

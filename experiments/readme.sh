@@ -70,21 +70,17 @@ recorded_trainings() {
 # of standard input, the line's words its arguments, JOBS at once (as
 # xargs -P). Give it its input by redirection, not at the end of a pipe
 # (in_parallel 2 train < <(printf '%s\n' $seeds)): the script then waits
-# in its own shell, where stop_runs_on_signal's trap runs at once.
+# in its own shell, where a SIGTERM to it is acted on at once. That signal
+# stops the runs and then the script: every process it started (xargs, so
+# that no run starts after them, and the runs: train and sample write
+# their checkpoint on it and stop) gets SIGTERM, and the script waits for
+# them and exits 143; run again, it continues where they stopped. (Ctrl-C
+# in a terminal reaches every run itself; a second signal would end a run
+# without its checkpoint, so SIGINT is left alone.)
 in_parallel() {
+	trap _stop_runs TERM
 	xargs -P "$1" -L1 bash -c "$2"' "$@"' "$2" <&0 &
 	wait $!
-}
-
-# stop_runs_on_signal: a SIGTERM to the script stops its runs and then the
-# script: every process it started (xargs, so that no run starts after
-# them, and the runs: train and sample write their checkpoint on it and
-# stop) gets SIGTERM, and the script waits for them and exits 143. Run
-# again, it continues where they stopped. (Ctrl-C in a terminal reaches
-# every run itself; a second signal would end a run without its
-# checkpoint, so SIGINT is left alone.)
-stop_runs_on_signal() {
-	trap _stop_runs TERM
 }
 _stop_runs() {
 	trap - TERM

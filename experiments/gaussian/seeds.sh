@@ -22,7 +22,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source experiments/readme.sh
-stop_runs_on_signal
 exp=experiments/gaussian
 runs=${RUNS:-runs/gaussian-seeds}
 seeds=${SEEDS:-$(seq 1 16)}

@@ -31,7 +31,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source experiments/readme.sh
-stop_runs_on_signal
 exp=experiments/gaussian
 runs=${RUNS:-runs/gaussian-train-seeds}
 recs=$exp/train-seeds
