@@ -39,12 +39,13 @@ func TestMNISTSettings(t *testing.T) {
 		warm, eta, alpha       float64
 		trainEta, trainAlpha   float64
 		clampQ, dMax, sghmcEta float64
+		psgldEta               float64 // lr/N, lr from the paper's appendix D (1.3e-2 on the sigmoid network)
 	}{
-		{"mnist-nt", 60000, 3.764e-4, 5.477e-4, 26.57, 0, 0, 5, 1000, 4.082e-4},
-		{"mnist-af", 60000, 1.190e-3, 1.732e-3, 8.40, 0, 0, 4, 10000, 1.581e-3},
-		{"mnist-data", 29404, 5.216e-4, 7.824e-4, 19.17, 0, 0, 4, 400, 5.832e-4},
-		{"mnist-relu", 60000, 3.764e-4, 5.477e-4, 26.57, 3.416e-4, 29.28, 5, 1000, 4.082e-4},
-		{"mnist-data-train", 30596, 5.113e-4, 7.670e-4, 19.56, 4.783e-4, 20.91, 4, 400, 5.717e-4},
+		{"mnist-nt", 60000, 3.764e-4, 5.477e-4, 26.57, 0, 0, 5, 1000, 4.082e-4, 2.333e-8},
+		{"mnist-af", 60000, 1.190e-3, 1.732e-3, 8.40, 0, 0, 4, 10000, 1.581e-3, 2.167e-7},
+		{"mnist-data", 29404, 5.216e-4, 7.824e-4, 19.17, 0, 0, 4, 400, 5.832e-4, 4.421e-8},
+		{"mnist-relu", 60000, 3.764e-4, 5.477e-4, 26.57, 3.416e-4, 29.28, 5, 1000, 4.082e-4, 2.333e-8},
+		{"mnist-data-train", 30596, 5.113e-4, 7.670e-4, 19.56, 4.783e-4, 20.91, 4, 400, 5.717e-4, 4.249e-8},
 	}
 	for _, tc := range tests {
 		task, err := New(tc.task, DefaultOptions)
@@ -61,6 +62,9 @@ func TestMNISTSettings(t *testing.T) {
 		}
 		if !near(d.StepSize["sghmc"], tc.sghmcEta, 1e-3) {
 			t.Errorf("%s: SGHMC η %.4g, want %.4g", tc.task, d.StepSize["sghmc"], tc.sghmcEta)
+		}
+		if !near(d.StepSize["psgld"], tc.psgldEta, 1e-3) {
+			t.Errorf("%s: pSGLD η %.4g, want %.4g", tc.task, d.StepSize["psgld"], tc.psgldEta)
 		}
 		if s := d.NN; s.ClampQ != tc.clampQ || s.DMax != tc.dMax || s.Gamma != nnsghmc.GammaFD || d.NNDScale != 50 || d.NNInputs.GradScale != 70 || d.NNInputs.EnergyScale != -1 {
 			t.Errorf("%s: NNSGHMC settings %+v, inputs %+v, d_scale %v", tc.task, s, d.NNInputs, d.NNDScale)
