@@ -113,11 +113,13 @@ func sweepFigures(args []string) error {
 // sweepRows returns the NAME=DIR1,DIR2,… arguments of figures table and
 // curves for the sweep's rows that have runs that have ended (a row's
 // runs differ in their seed alone), in the order of the runs, and, if
-// some runs have not ended, a note that says so for under the tables.
+// some runs have not ended or are stale (ran with flags that the sweep
+// no longer sets), a note that names them for under the tables.
 func sweepRows(s *sweep.Sweep, root string) (args []string, note string, err error) {
 	var names []string
 	dirs := map[string][]string{}
 	var missing []string
+	anyStale := false
 	runs := s.Runs(root)
 	for _, r := range runs {
 		if strings.Contains(r.Row, "=") {
@@ -137,12 +139,16 @@ func sweepRows(s *sweep.Sweep, root string) (args []string, note string, err err
 			names = append(names, r.Row)
 			dirs[r.Row] = nil
 		}
-		if !st.State.Done() {
+		if !st.State.Done() || st.Stale != "" {
 			rel, err := filepath.Rel(root, r.Dir)
 			if err != nil {
 				rel = r.Dir
 			}
-			missing = append(missing, fmt.Sprintf("%s (%s)", rel, st.State))
+			why := st.State.String()
+			if st.Stale != "" {
+				why, anyStale = "stale: "+st.Stale, true
+			}
+			missing = append(missing, fmt.Sprintf("%s (%s)", rel, why))
 			continue
 		}
 		dirs[r.Row] = append(dirs[r.Row], r.Source(st))
@@ -153,13 +159,17 @@ func sweepRows(s *sweep.Sweep, root string) (args []string, note string, err err
 		}
 	}
 	if len(missing) > 0 {
-		fmt.Fprintf(os.Stderr, "figures: %s: %d of %d runs have not ended and are left out: %s\n", s.Path, len(missing), len(runs), strings.Join(missing, ", "))
+		fmt.Fprintf(os.Stderr, "figures: %s: %d of %d runs have not ended, or ran with flags the sweep no longer sets, and are left out: %s\n", s.Path, len(missing), len(runs), strings.Join(missing, ", "))
 		listed := missing
 		if len(listed) > maxListed {
 			listed = append(listed[:maxListed:maxListed], "…")
 		}
-		note = fmt.Sprintf("Not in the table%s: %d of the sweep's %d runs, which have not ended: %s.",
-			plural(len(s.Tables)), len(missing), len(runs), strings.Join(listed, ", "))
+		which := "which have not ended"
+		if anyStale {
+			which += " or ran with flags the sweep no longer sets"
+		}
+		note = fmt.Sprintf("Not in the table%s: %d of the sweep's %d runs, %s: %s.",
+			plural(len(s.Tables)), len(missing), len(runs), which, strings.Join(listed, ", "))
 	}
 	return args, note, nil
 }

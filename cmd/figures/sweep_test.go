@@ -174,3 +174,30 @@ record results
 		t.Errorf("the record after its run changed: %s", b)
 	}
 }
+
+// TestSweepLeavesStaleRunsOut checks that a run that ended with flags the
+// sweep no longer sets (a flag file or the sweep changed since) is left
+// out of the tables and named under them with the flags that differ.
+func TestSweepLeavesStaleRunsOut(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	file := writeToySweep(t, exp, "1-2", "table table.md --metric kl --steps 20\n")
+	runs := filepath.Join(dir, "runs")
+	writeSweepRun(t, filepath.Join(runs, "toy", "nn-1"), 4, 2, `{"flags": {"sampler": "nnsghmc", "seed": "1"}}`)
+	writeSweepRun(t, filepath.Join(runs, "toy", "nn-2"), 6, 4, `{"flags": {"sampler": "nnsghmc", "seed": "2"}}`)
+	writeSweepRun(t, filepath.Join(runs, "toy", "sghmc-1"), 8, 6, `{"flags": {"sampler": "sghmc", "seed": "1"}}`)
+	writeSweepRun(t, filepath.Join(runs, "toy", "sghmc-2"), 8, 9, `{"flags": {"sampler": "sgld", "seed": "2"}}`)
+	want := `| run | kl at 20 |
+| --- | --- |
+| NNSGHMC | 3 ± 1 |
+| SGHMC | 6 |
+
+Not in the table: 1 of the sweep's 4 runs, which have not ended or ran with flags the sweep no longer sets: toy/sghmc-2 (stale: sampler ran sgld, now sghmc).
+`
+	out, err := clitest.Stdout(t, func() error {
+		return run(context.Background(), []string{"sweep", "--runs", runs, "--stdout", file})
+	})
+	if err != nil || out != want {
+		t.Errorf("figures sweep --stdout: %v\n%s\nwant\n%s", err, out, want)
+	}
+}

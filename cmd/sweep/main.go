@@ -7,7 +7,9 @@
 //	sweep run --jobs N FILE...   the runs not finished, N at a time: new ones, interrupted
 //	                             ones resumed from their checkpoint (sample --resume) or
 //	                             started afresh where they wrote none; finished and failed
-//	                             ones are skipped
+//	                             ones are skipped, and so are stale ones (ended with flags
+//	                             that the sweep or its flag files no longer set: status
+//	                             names them, figures leaves them out)
 //	sweep task FILE              the one run of the index in --index, SLURM_ARRAY_TASK_ID
 //	                             or JOB_COMPLETION_INDEX (a Kubernetes Indexed Job), as run
 //	                             does it
@@ -170,7 +172,7 @@ func status(args []string) error {
 				return err
 			}
 			count[st.State]++
-			if *all || st.State != sweep.Finished {
+			if *all || st.State != sweep.Finished || st.Stale != "" {
 				lines = append(lines, fmt.Sprintf("%d\t%s\t%s", r.Index, r.Dir, st))
 			}
 		}
@@ -284,11 +286,14 @@ func plan(s *sweep.Sweep, root string, indices []int, redo, quiet bool) ([]job, 
 // planSummary says in one line how many runs of jobs are in each action.
 func planSummary(jobs []job) string {
 	count := map[sweep.Action]int{}
-	failed := 0
+	failed, stale := 0, 0
 	for _, j := range jobs {
 		count[j.action]++
 		if j.action == sweep.Skip && j.st.State == sweep.Failed {
 			failed++
+		}
+		if j.action == sweep.Skip && j.st.Stale != "" {
+			stale++
 		}
 	}
 	var parts []string
@@ -296,6 +301,9 @@ func planSummary(jobs []job) string {
 		s := fmt.Sprintf("%d ended", n)
 		if failed > 0 {
 			s += fmt.Sprintf(" (%d of them failed: --redo-failed runs them again)", failed)
+		}
+		if stale > 0 {
+			s += fmt.Sprintf(" (%d of them with flags the sweep no longer sets, left out of its tables: sweep status lists them; delete a run's directory and record to run it again)", stale)
 		}
 		parts = append(parts, s)
 	}

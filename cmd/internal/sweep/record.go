@@ -22,10 +22,14 @@ var RecordFiles = []string{SummaryFile, MetricsFile}
 // InspectRun returns the status of the run r: its output directory's,
 // or, where that holds nothing (New) and the sweep keeps records, its
 // record's, with Recorded set. A recorded run has ended: sweep run skips
-// it, and figures reads it from Source.
+// it, and figures reads it from Source. An ended run whose flags differ
+// from those r.Args set now (a flag file changed since) has Stale set.
 func InspectRun(r Run) (Status, error) {
 	st, err := Inspect(r.Dir)
 	if err != nil || st.State != New || r.Record == "" {
+		if err == nil && st.State.Done() {
+			st.Stale = staleFlags(r.Dir, r.Args)
+		}
 		return st, err
 	}
 	if _, err := os.Stat(filepath.Join(r.Record, SummaryFile)); err != nil {
@@ -39,6 +43,7 @@ func InspectRun(r Run) (Status, error) {
 		return st, fmt.Errorf("the record %s of run %d is not an ended run's (%s): remove it, or put back its %s", r.Record, r.Index, rec, SummaryFile)
 	}
 	rec.Recorded = true
+	rec.Stale = staleFlags(r.Record, r.Args)
 	return rec, nil
 }
 

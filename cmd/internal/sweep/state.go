@@ -60,6 +60,10 @@ type Status struct {
 	// Recorded: the status is the run's record's (InspectRun), its output
 	// directory holding nothing.
 	Recorded bool
+	// Stale, for an ended run, names the flags it ran with that differ
+	// from the sweep's now, as "lr ran 0.0013, now 1.3e-2" (InspectRun):
+	// sweep run skips it, figures leaves it out of the tables.
+	Stale string
 }
 
 // String describes the status in a few words.
@@ -76,6 +80,9 @@ func (st Status) String() string {
 	}
 	if st.Recorded {
 		s += " (recorded)"
+	}
+	if st.Stale != "" {
+		s += " (stale: " + st.Stale + ")"
 	}
 	return s
 }

@@ -146,3 +146,60 @@ func TestInspectRunReadsTheRecord(t *testing.T) {
 		t.Errorf("a record of an interrupted run: %v", err)
 	}
 }
+
+// TestStaleRunsAreNamed checks that an ended run, in its directory or
+// its record, is stale exactly when a flag its command line or flag file
+// sets now differs from the value it ran with, whatever the form the
+// value is written in.
+func TestStaleRunsAreNamed(t *testing.T) {
+	dir := t.TempDir()
+	flags := filepath.Join(dir, "psgld.flags")
+	s, err := ParseText(filepath.Join(dir, "exp", "x.sweep"), "out g/{seed}\nseeds 1\nargs --flagfile "+flags+" --float32\nrecord results\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Run(0, filepath.Join(dir, "runs"))
+	os.MkdirAll(r.Dir, 0o755)
+	// the flags as pflag records them in summary.json
+	summary := `{"flags": {"seed": "1", "lr": "0.0013", "steps": "12000", "float32": "true", "d-hidden": "[10,10]", "task": "mnist-af", "meta": "/home/u/clone/experiments/mnist-nt/sampler.json", "out": "elsewhere", "flagfile": "old.flags"}}`
+	if err := os.WriteFile(filepath.Join(r.Dir, SummaryFile), []byte(summary), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, file string
+		stale      string // "": not stale
+	}{
+		{"the same values, written otherwise", "--lr 1.3e-3\n--steps=12000 # comment\n--d-hidden 10,10\n--task mnist-af\n--meta ./experiments/mnist-nt/sampler.json\n", ""},
+		{"another file", "--lr 1.3e-3\n--meta experiments/mnist-data/sampler.json\n", "meta ran /home/u/clone/experiments/mnist-nt/sampler.json, now experiments/mnist-data/sampler.json"},
+		{"a changed number", "--lr 1.3e-2\n--steps 12000\n", "lr ran 0.0013, now 1.3e-2"},
+		{"a changed list", "--lr 0.0013\n--d-hidden 10\n", "d-hidden ran [10,10], now 10"},
+		{"a flag the run did not record", "--lr 0.0013\n--thermostat 3\n", "thermostat unset, now 3"},
+		{"two changes", "--lr 2e-3\n--task mnist-nt\n", "lr ran 0.0013, now 2e-3; task ran mnist-af, now mnist-nt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			os.WriteFile(flags, []byte(tc.file), 0o644)
+			st, err := InspectRun(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.State != Finished || st.Stale != tc.stale {
+				t.Errorf("%v, stale %q; want finished, stale %q", st, st.Stale, tc.stale)
+			}
+			if tc.stale != "" && !strings.Contains(st.String(), "stale: "+tc.stale) {
+				t.Errorf("String %q does not name the stale flags", st)
+			}
+			if Plan(st, true) != Skip {
+				t.Errorf("a stale run is to be %v; nothing a user made is replaced unasked", Plan(st, true))
+			}
+		})
+	}
+	// the record alone says the same
+	os.WriteFile(flags, []byte("--lr 1.3e-2\n"), 0o644)
+	if _, err := Keep(r); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(r.Dir)
+	if st, err := InspectRun(r); err != nil || !st.Recorded || st.Stale != "lr ran 0.0013, now 1.3e-2" {
+		t.Errorf("the record of a stale run: %v %v", st, err)
+	}
+}
