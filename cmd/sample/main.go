@@ -465,6 +465,9 @@ func run(ctx context.Context, args []string) error {
 	if len(warnings) > 0 {
 		summary["warnings"] = warnings
 	}
+	if len(inputs) > 0 {
+		summary["inputs"] = inputs // the sampler or covariance file, for sweep's stale records
+	}
 	if tr != nil {
 		// the draws so far, also of a run stopped by an error or a signal
 		n, err := tr.finish(o.out)

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -403,5 +405,39 @@ func TestLogWhenNotATerminal(t *testing.T) {
 	}
 	if code, stderr := clitest.Command(t, append(small, "-out", filepath.Join(t.TempDir(), "q"))...); code != 0 || stderr != "" {
 		t.Errorf("-quiet: status %d, stderr %q", code, stderr)
+	}
+}
+
+// TestSummaryRecordsTheInputFiles checks that summary.json, the file a
+// sweep's record keeps, names each input file with its content's hash, so
+// that the sweep can tell a record whose file has changed since.
+func TestSummaryRecordsTheInputFiles(t *testing.T) {
+	dir := t.TempDir()
+	cov := filepath.Join(dir, "cov")
+	var rows strings.Builder
+	for i := 0; i < 20; i++ {
+		for j := 0; j < 20; j++ {
+			if j > 0 {
+				rows.WriteString(" ")
+			}
+			rows.WriteString(map[bool]string{true: "1", false: "0"}[i == j])
+		}
+		rows.WriteString("\n")
+	}
+	os.WriteFile(cov, []byte(rows.String()), 0o644)
+	out := filepath.Join(dir, "run")
+	if err := run(context.Background(), []string{"-task", "gaussian20", "-sampler", "sghmc", "-chains", "4", "-steps", "20", "-target-cov", cov, "-quiet", "-out", out}); err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Inputs map[string]struct{ Path, SHA256 string } `json:"inputs"`
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	want := sha256.Sum256([]byte(rows.String()))
+	if in := sum.Inputs["target-cov"]; in.Path != cov || in.SHA256 != hex.EncodeToString(want[:]) {
+		t.Errorf("summary.json inputs %+v, want target-cov %s with its SHA-256", sum.Inputs, cov)
 	}
 }

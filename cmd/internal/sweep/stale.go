@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/metasgmcmc/metasgmcmc/internal/filehash"
 )
 
 // unscored are the flags that leave a run's numbers alone: where it
@@ -16,16 +18,21 @@ var unscored = map[string]bool{"out": true, "resume": true, "force": true, "quie
 
 // staleFlags compares the flags that the ended run in dir ran with (its
 // summary's "flags") with those that args set now (Flags: a flag file may
-// have changed since), and describes the differences, as "lr ran 0.0013,
-// now 1.3e-2"; "" where they agree, or where the summary does not record
-// its flags or args cannot be read (the run's command reports that).
+// have changed since), and the content of its input files (the summary's
+// "inputs", as the sampler file of --meta) with theirs now, and describes
+// the differences, as "lr ran 0.0013, now 1.3e-2"; "" where they agree, or
+// where the summary does not record its flags or args cannot be read (the
+// run's command reports that).
 func staleFlags(dir string, args []string) string {
 	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
 	if err != nil {
 		return ""
 	}
 	var sum struct {
-		Flags map[string]string `json:"flags"`
+		Flags  map[string]string `json:"flags"`
+		Inputs map[string]struct {
+			SHA256 string `json:"sha256"`
+		} `json:"inputs"`
 	}
 	if json.Unmarshal(b, &sum) != nil || sum.Flags == nil {
 		return ""
@@ -48,6 +55,15 @@ func staleFlags(dir string, args []string) string {
 			diffs = append(diffs, fmt.Sprintf("%s unset, now %s", name, v))
 		} else if !sameValue(ran, v) {
 			diffs = append(diffs, fmt.Sprintf("%s ran %s, now %s", name, ran, v))
+		}
+	}
+	for name, in := range sum.Inputs {
+		path, ok := now[name]
+		if !ok || !sameValue(sum.Flags[name], path) {
+			continue // a flag that differs, named above
+		}
+		if h, err := filehash.SHA256(path); err == nil && h != in.SHA256 {
+			diffs = append(diffs, fmt.Sprintf("%s %s changed since the run (SHA-256 %.8s…, now %.8s…)", name, path, in.SHA256, h))
 		}
 	}
 	sort.Strings(diffs)

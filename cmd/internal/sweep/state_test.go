@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -201,5 +203,31 @@ func TestStaleRunsAreNamed(t *testing.T) {
 	os.RemoveAll(r.Dir)
 	if st, err := InspectRun(r); err != nil || !st.Recorded || st.Stale != "lr ran 0.0013, now 1.3e-2" {
 		t.Errorf("the record of a stale run: %v %v", st, err)
+	}
+}
+
+// TestStaleWhenAnInputFileChanged checks that an ended run is stale when
+// the content of an input file it recorded (the sampler of --meta) has
+// changed since, its path the same.
+func TestStaleWhenAnInputFileChanged(t *testing.T) {
+	dir := t.TempDir()
+	flags, meta := filepath.Join(dir, "nn.flags"), filepath.Join(dir, "sampler.json")
+	os.WriteFile(flags, []byte("--meta "+meta+"\n"), 0o644)
+	os.WriteFile(meta, []byte(`{"version": 3}`), 0o644)
+	sum := sha256.Sum256([]byte(`{"version": 3}`))
+	s, err := ParseText(filepath.Join(dir, "x.sweep"), "out g/{seed}\nseeds 1\nargs --flagfile "+flags+"\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Run(0, filepath.Join(dir, "runs"))
+	os.MkdirAll(r.Dir, 0o755)
+	summary := `{"flags": {"seed": "1", "meta": "` + meta + `"}, "inputs": {"meta": {"path": "` + meta + `", "sha256": "` + hex.EncodeToString(sum[:]) + `"}}}`
+	os.WriteFile(filepath.Join(r.Dir, SummaryFile), []byte(summary), 0o644)
+	if st, err := InspectRun(r); err != nil || st.Stale != "" {
+		t.Errorf("the same sampler file: %v %v", st, err)
+	}
+	os.WriteFile(meta, []byte(`{"version": 4}`), 0o644)
+	if st, err := InspectRun(r); err != nil || !strings.HasPrefix(st.Stale, "meta "+meta+" changed since the run (SHA-256 ") {
+		t.Errorf("a retrained sampler file: %v %v", st, err)
 	}
 }
