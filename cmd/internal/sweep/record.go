@@ -23,12 +23,13 @@ var RecordFiles = []string{SummaryFile, MetricsFile}
 // or, where that holds nothing (New) and the sweep keeps records, its
 // record's, with Recorded set. A recorded run has ended: sweep run skips
 // it, and figures reads it from Source. An ended run whose flags differ
-// from those r.Args set now (a flag file changed since) has Stale set.
+// from those r.Args set now, or whose input files' content does (a flag
+// file or a sampler file changed since), has Stale set.
 func InspectRun(r Run) (Status, error) {
 	st, err := Inspect(r.Dir)
 	if err != nil || st.State != New || r.Record == "" {
 		if err == nil && st.State.Done() {
-			st.Stale = staleFlags(r.Dir, r.Args)
+			st.Stale = staleness(r.Dir, r.Args)
 		}
 		return st, err
 	}
@@ -43,7 +44,7 @@ func InspectRun(r Run) (Status, error) {
 		return st, fmt.Errorf("the record %s of run %d is not an ended run's (%s): remove it, or put back its %s", r.Record, r.Index, rec, SummaryFile)
 	}
 	rec.Recorded = true
-	rec.Stale = staleFlags(r.Record, r.Args)
+	rec.Stale = staleness(r.Record, r.Args)
 	return rec, nil
 }
 

@@ -16,14 +16,14 @@ import (
 // writes, how it reports, where the data are.
 var unscored = map[string]bool{"out": true, "resume": true, "force": true, "quiet": true, "flagfile": true, "data-dir": true, "download": true}
 
-// staleFlags compares the flags that the ended run in dir ran with (its
+// staleness compares the flags that the ended run in dir ran with (its
 // summary's "flags") with those that args set now (Flags: a flag file may
 // have changed since), and the content of its input files (the summary's
 // "inputs", as the sampler file of --meta) with theirs now, and describes
 // the differences, as "lr ran 0.0013, now 1.3e-2"; "" where they agree, or
 // where the summary does not record its flags or args cannot be read (the
 // run's command reports that).
-func staleFlags(dir string, args []string) string {
+func staleness(dir string, args []string) string {
 	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
 	if err != nil {
 		return ""
@@ -79,8 +79,11 @@ func sameValue(ran, now string) bool {
 	if ran == now {
 		return true
 	}
-	if a, b := filepath.ToSlash(ran), filepath.ToSlash(filepath.Clean(now)); filepath.IsAbs(ran) && !filepath.IsAbs(now) && now != "" {
-		return strings.HasSuffix(a, "/"+b)
+	if filepath.IsAbs(ran) && !filepath.IsAbs(now) && now != "" {
+		if abs, err := filepath.Abs(now); err == nil && abs == ran {
+			return true
+		}
+		return strings.HasSuffix(filepath.ToSlash(ran), "/"+filepath.ToSlash(filepath.Clean(now)))
 	}
 	if a, err := strconv.ParseFloat(ran, 64); err == nil {
 		b, err := strconv.ParseFloat(now, 64)
@@ -92,8 +95,7 @@ func sameValue(ran, now string) bool {
 	}
 	if strings.HasPrefix(ran, "[") && strings.HasSuffix(ran, "]") {
 		list := func(s string) []string {
-			f := strings.FieldsFunc(strings.Trim(s, "[]"), func(r rune) bool { return r == ',' || r == ' ' })
-			return f
+			return strings.FieldsFunc(strings.Trim(s, "[]"), func(r rune) bool { return r == ',' || r == ' ' })
 		}
 		a, b := list(ran), list(now)
 		if len(a) != len(b) {
