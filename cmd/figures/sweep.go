@@ -159,14 +159,14 @@ func sweepRows(s *sweep.Sweep, root string) (args []string, note string, err err
 		}
 	}
 	if len(missing) > 0 {
-		fmt.Fprintf(os.Stderr, "figures: %s: %d of %d runs have not ended, or ran with flags the sweep no longer sets, and are left out: %s\n", s.Path, len(missing), len(runs), strings.Join(missing, ", "))
-		listed := missing
-		if len(listed) > maxListed {
-			listed = append(listed[:maxListed:maxListed], "…")
-		}
 		which := "which have not ended"
 		if anyStale {
 			which += " or ran with flags the sweep no longer sets"
+		}
+		fmt.Fprintf(os.Stderr, "figures: %s: %d of %d runs, %s, are left out: %s\n", s.Path, len(missing), len(runs), which, strings.Join(missing, ", "))
+		listed := missing
+		if len(listed) > maxListed {
+			listed = append(listed[:maxListed:maxListed], "…")
 		}
 		note = fmt.Sprintf("Not in the table%s: %d of the sweep's %d runs, %s: %s.",
 			plural(len(s.Tables)), len(missing), len(runs), which, strings.Join(listed, ", "))

@@ -61,8 +61,9 @@ type Status struct {
 	// directory holding nothing.
 	Recorded bool
 	// Stale, for an ended run, names the flags it ran with that differ
-	// from the sweep's now, as "lr ran 0.0013, now 1.3e-2" (InspectRun):
-	// sweep run skips it, figures leaves it out of the tables.
+	// from the sweep's now, as "lr ran 0.0013, now 1.3e-2", and the input
+	// files whose content has changed since (InspectRun): sweep run skips
+	// it, figures leaves it out of the tables.
 	Stale string
 }
 
