@@ -129,7 +129,8 @@ func commandLine(args []string) string {
 	return b.String()
 }
 
-// list prints every run of the sweeps: index, state, output directory and
+// list prints every run of the sweeps: index, state ("(stale)" added for an
+// ended run of other flags or inputs than the sweep's now), output directory and
 // the command line of a new run.
 func list(args []string) error {
 	var root string
@@ -146,7 +147,11 @@ func list(args []string) error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\tsample %s\n", r.Index, st.State, r.Dir, commandLine(r.Args))
+			state := st.State.String()
+			if st.Stale != "" {
+				state += " (stale)"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\tsample %s\n", r.Index, state, r.Dir, commandLine(r.Args))
 		}
 		tw.Flush()
 	}

@@ -446,4 +446,9 @@ record results
 	if got := command(t, dir, sw, "status", "--all", "--runs", "fresh", file); !strings.Contains(got, "2 runs: 2 finished") || strings.Count(got, "finished (recorded)") != 2 {
 		t.Errorf("status with the records alone:\n%s", got)
 	}
+	// a record of other flags than the sweep sets now is stale, and list says so
+	file = writeSweep(t, dir, "toy.sweep", toyAxes+"args --task gaussian20 --chains 5 --steps 200 --eval-every 100 --step-size 0.05 --noise 1\nrecord results\n")
+	if got := command(t, dir, sw, "list", "--runs", "fresh", file); strings.Count(got, "finished (stale)") != 2 {
+		t.Errorf("list with the records of other flags:\n%s", got)
+	}
 }
