@@ -351,10 +351,36 @@ func (logTicks) Ticks(min, max float64) []gplot.Tick {
 			}
 		}
 		if labels >= 2 {
+			labelEnds(ticks)
 			return ticks
 		}
 	}
 	return (gplot.DefaultTicks{}).Ticks(min, max)
+}
+
+// labelEnds labels the lowest and the highest of the ticks (in increasing
+// order) where the nearest label is 1.5 times or more away from it, so
+// that curves near either end of the axis can be read off: on an axis
+// from 0.021 to 0.45 the labels 0.05, 0.1 and 0.2 gain 0.03 and 0.4.
+func labelEnds(ticks []gplot.Tick) {
+	first, last := -1, -1
+	for i, t := range ticks {
+		if t.Label != "" {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 {
+		return
+	}
+	if lo := &ticks[0]; ticks[first].Value >= 1.5*lo.Value {
+		lo.Label = tickLabel(lo.Value)
+	}
+	if hi := &ticks[len(ticks)-1]; hi.Value >= 1.5*ticks[last].Value {
+		hi.Label = tickLabel(hi.Value)
+	}
 }
 
 // tickLabel formats a tick value briefly: 0.001, 250, 100000, 1e-5, 1e6.

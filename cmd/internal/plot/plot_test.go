@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/plot/palette/moreland"
@@ -368,6 +369,26 @@ func TestLogTicks(t *testing.T) {
 		}
 		if labels < 2 || labels > 12 {
 			t.Errorf("range %v: %d labels", r, labels)
+		}
+	}
+	// the ends of an axis narrower than two decades are labelled, so that
+	// curves lying there can be read off
+	for _, tc := range []struct {
+		min, max float64
+		want     string
+	}{
+		{0.0207, 0.45, "0.03 0.05 0.1 0.2 0.4"},
+		{0.2, 0.8, "0.2 0.5 0.8"},
+		{0.011, 0.09, "0.02 0.05 0.09"},
+	} {
+		var got []string
+		for _, tk := range (logTicks{}).Ticks(tc.min, tc.max) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if s := strings.Join(got, " "); s != tc.want {
+			t.Errorf("range [%g, %g]: labels %q, want %q", tc.min, tc.max, s, tc.want)
 		}
 	}
 }
