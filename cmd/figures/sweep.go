@@ -114,7 +114,8 @@ func sweepFigures(args []string) error {
 // curves for the sweep's rows that have runs that have ended (a row's
 // runs differ in their seed alone), in the order of the runs, and, if
 // some runs have not ended or are stale (ran with flags that the sweep
-// no longer sets), a note that names them for under the tables.
+// no longer sets, or with input files that have changed since), a note
+// that names them for under the tables.
 func sweepRows(s *sweep.Sweep, root string) (args []string, note string, err error) {
 	var names []string
 	dirs := map[string][]string{}
@@ -161,7 +162,7 @@ func sweepRows(s *sweep.Sweep, root string) (args []string, note string, err err
 	if len(missing) > 0 {
 		which := "which have not ended"
 		if anyStale {
-			which += " or ran with flags the sweep no longer sets"
+			which += " or ran with flags or input files that have changed since"
 		}
 		fmt.Fprintf(os.Stderr, "figures: %s: %d of %d runs, %s, are left out: %s\n", s.Path, len(missing), len(runs), which, strings.Join(missing, ", "))
 		listed := missing

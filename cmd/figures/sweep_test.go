@@ -192,7 +192,7 @@ func TestSweepLeavesStaleRunsOut(t *testing.T) {
 | NNSGHMC | 3 ± 1 |
 | SGHMC | 6 |
 
-Not in the table: 1 of the sweep's 4 runs, which have not ended or ran with flags the sweep no longer sets: toy/sghmc-2 (stale: sampler ran sgld, now sghmc).
+Not in the table: 1 of the sweep's 4 runs, which have not ended or ran with flags or input files that have changed since: toy/sghmc-2 (stale: sampler ran sgld, now sghmc).
 `
 	out, err := clitest.Stdout(t, func() error {
 		return run(context.Background(), []string{"sweep", "--runs", runs, "--stdout", file})

@@ -308,7 +308,7 @@ func planSummary(jobs []job) string {
 			s += fmt.Sprintf(" (%d of them failed: --redo-failed runs them again)", failed)
 		}
 		if stale > 0 {
-			s += fmt.Sprintf(" (%d of them with flags the sweep no longer sets, left out of its tables: sweep status lists them; delete a run's directory and record to run it again)", stale)
+			s += fmt.Sprintf(" (%d of them with flags or input files that have changed since, left out of its tables: sweep status lists them; delete a run's directory and record to run it again)", stale)
 		}
 		parts = append(parts, s)
 	}
