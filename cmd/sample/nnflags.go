@@ -20,7 +20,7 @@ type nnFlags struct {
 // register adds the flags to fs.
 func (n *nnFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&n.alpha, "alpha", 0, "NNSGHMC: weight α of f_Q² in D_f (default: --alpha-coef/η)")
-	fs.Float64Var(&n.beta, "beta", 0, "NNSGHMC: offset β added to Q_f (default: the task's)")
+	fs.Float64Var(&n.beta, "beta", 0, "NNSGHMC: offset β added to Q_f; it speeds the chains where it has f_Q's sign (figures nets shows f_Q), and one of the other sign first brings Q_f towards 0 (default: the task's)")
 	fs.Float64Var(&n.c, "c", 0, "NNSGHMC: constant c added to D_f (default: the task's)")
 	fs.Float64Var(&n.clampQ, "clamp-q", 0, "NNSGHMC: clamp f_Q to ±clamp-q, 0 for none (default: the task's)")
 	fs.Float64Var(&n.dMax, "d-max", 0, "NNSGHMC: clamp D_f to [0, d-max], 0 for none (default: the task's)")

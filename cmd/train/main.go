@@ -120,7 +120,7 @@ func run(ctx context.Context, args []string) (err error) {
 	fs.IntVar(&o.window, "window", 0, "truncated back-propagation window in steps (default: the task's)")
 	fs.Float64Var(&o.stepSize, "step-size", 0, "step size η of the unrolled sampler (default: the task's)")
 	fs.Float64Var(&o.continueStepSize, "continue-step-size", 0, "step size η of the continuation unrolls (default: --step-size; the MNIST evaluations raise η after the first data epoch, and a sampler trained at one η can be unstable at a larger one)")
-	fs.Float64Var(&o.qStart, "q-start", 0, "random f_Q starts as this constant Q_f (its output layer's weights 0), one-signed at every energy; 0: PyTorch's random initialisation, whose f_Q can cross 0 where the chains start and stall training there (default: the task's, 1 on the MNIST set-ups and 0 elsewhere)")
+	fs.Float64Var(&o.qStart, "q-start", 0, "random f_Q starts as this constant Q_f (its output layer's weights 0), one-signed at every energy; 0: PyTorch's random initialisation, whose f_Q can cross 0 where the chains start and stall training there (default: the task's, 1 on the MNIST and GRU set-ups and 0 elsewhere)")
 	fs.BoolVar(&o.freshMomentum, "fresh-momentum", false, "start every continuation unroll of an epoch from the momentum its fresh unroll ended with, as the authors' MNIST scripts do, instead of the momentum the last unroll ended with (default: the task's, false on every set-up)")
 	fs.StringVar(&o.friction, "friction-step", string(nnsghmc.FrictionExponential), "the unrolled sampler's friction step: exponential (e^{−η·D_f}·p, stable at any η) or explicit (the paper's (1 − η·D_f)·p, which throws chains out where η·D_f > 2)")
 	fs.Float64Var(&o.lr, "lr", 0, "Adam learning rate of both networks (default: the task's)")

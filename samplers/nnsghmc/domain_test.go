@@ -128,3 +128,47 @@ func TestWarnsOfTheFirstFarGradient(t *testing.T) {
 		t.Errorf("warnings %q, want one with %q", got, want)
 	}
 }
+
+// TestWarnsOfAnOffsetAgainstFQ: with f_Q = 1 everywhere, β = −1.2 brings
+// Q_f to −0.2 and warns once, naming the values; β = 1.5 (f_Q's sign) and
+// β = −4 (Q_f = −3, larger than f_Q) say nothing.
+func TestWarnsOfAnOffsetAgainstFQ(t *testing.T) {
+	tr := nnsghmc.RandomTrained([]int{4}, []int{4}, nnsghmc.Inputs{EnergyScale: 1, GradScale: 1, MomentumScale: 1}, 1, rand.New(rand.NewPCG(1, 1)))
+	last := len(tr.Q.W) - 1
+	clear(tr.Q.W[last])
+	tr.Q.B[last][0] = 1
+	tr.Domain = nnsghmc.Domain{Dim: 1, DataSize: 1, StepSize: nnsghmc.Range{Min: 0.1, Max: 0.1}, Energy: &nnsghmc.Range{Min: 0, Max: 1}}
+	for _, tc := range []struct {
+		beta float64
+		want string // "": no warning
+	}{
+		{-1.2, "the offset β = -1.2 has the sign opposite to f_Q and brings Q_f = β + f_Q towards 0 on the energy range of training (at u = 0, p = 0: f_Q = 1, Q_f = -0.2)"},
+		{1.5, ""},
+		{-4, ""},
+		{0, ""},
+	} {
+		var got []string
+		s := nnsghmc.ToySettings()
+		s.StepSize, s.Beta, s.Warn = samplers.Constant(0.1), tc.beta, func(msg string) { got = append(got, msg) }
+		k, err := nnsghmc.New(noisyGaussian{}, tr, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := k.Init([]float64{0.5}, []float64{0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(2, 2))
+		for i := 0; i < 3; i++ {
+			if err := k.Step(rng, st); err != nil {
+				t.Fatal(err)
+			}
+		}
+		switch {
+		case tc.want == "" && len(got) != 0:
+			t.Errorf("β = %g: warnings %q, want none", tc.beta, got)
+		case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
+			t.Errorf("β = %g: warnings %q, want one with %q", tc.beta, got, tc.want)
+		}
+	}
+}

@@ -92,12 +92,15 @@ func ParseFriction(s string) (Friction, error) { return nnkernel.ParseFriction(s
 type Settings struct {
 	// StepSize gives η at each step.
 	StepSize samplers.Schedule `json:"-"`
-	Alpha    float64           `json:"alpha"`   // α ≥ 0
-	Beta     float64           `json:"beta"`    // β
-	C        float64           `json:"c"`       // c ≥ 0
-	ClampQ   float64           `json:"clamp_q"` // f_Q clamped to ±ClampQ; 0: no clamp
-	DMax     float64           `json:"d_max"`   // D_f ≤ DMax; 0: no upper clamp
-	Gamma    Gamma             `json:"gamma"`
+	Alpha    float64           `json:"alpha"` // α ≥ 0
+	// Beta is the offset β of Q_f = β + f_Q. It speeds the chains only
+	// where it has f_Q's sign; one of the other sign first brings Q_f
+	// towards 0 (chains that barely move) before it flips it.
+	Beta   float64 `json:"beta"`
+	C      float64 `json:"c"`       // c ≥ 0
+	ClampQ float64 `json:"clamp_q"` // f_Q clamped to ±ClampQ; 0: no clamp
+	DMax   float64 `json:"d_max"`   // D_f ≤ DMax; 0: no upper clamp
+	Gamma  Gamma   `json:"gamma"`
 	// Friction is the friction step. The zero value runs the trained
 	// sampler's (Domain.Friction), or FrictionExponential where it has
 	// none; a friction other than the trained one is warned of, once.
@@ -211,6 +214,7 @@ func New(t samplers.Target, tr *Trained, s Settings) (*NNSGHMC, error) {
 	if tr.Domain.Dim > 0 {
 		n.coef = float64(tr.Domain.Dim) / float64(t.Dim())
 	}
+	n.checkBeta()
 	if f := tr.Domain.Friction; f != "" && f != s.Friction {
 		n.once.Say("friction", fmt.Sprintf("nnsghmc: the sampler was trained with the %s friction step and runs with the %s one: its networks were not trained for it (set Settings.Friction, or sample's --friction-step, to %s to run it as trained)", f, s.Friction, f))
 	}
@@ -294,6 +298,34 @@ func (n *NNSGHMC) checkThermostat(st *samplers.State) {
 	n.once.Say("thermostat", fmt.Sprintf("nnsghmc: the thermostat cools coordinate %d of chain %d from step %d on (the running mean of its p² is %.4g, above τ = %g): "+
 		"the learned step was unstable there and shrinks; while it is cooled the chain's moves depend on its past, so check the posterior against another sampler (diag.KSD)",
 		i/k, i%k, st.Steps+1, t, n.s.Thermostat))
+}
+
+// checkBeta warns once when the offset β, of the sign opposite to f_Q,
+// brings Q_f = β + f_Q(u, 0) within half of f_Q of 0 somewhere on the
+// energy range of training (61 points), naming the worst point.
+func (n *NNSGHMC) checkBeta() {
+	r, b := n.tr.Domain.Energy, n.s.Beta
+	if b == 0 || r == nil {
+		return
+	}
+	const points = 61
+	worst, wu, wf := 0.5, 0.0, 0.0
+	out := []float64{0}
+	for i := range points {
+		u := r.Min + (r.Max-r.Min)*float64(i)/(points-1)
+		n.tr.Q.Eval([]float64{u, 0}, out)
+		f := out[0]
+		if c := n.s.ClampQ; c > 0 {
+			f = math.Max(-c, math.Min(c, f))
+		}
+		if f*b < 0 && math.Abs(b+f) < worst*math.Abs(f) {
+			worst, wu, wf = math.Abs(b+f)/math.Abs(f), u, f
+		}
+	}
+	if wf != 0 {
+		n.once.Say("beta", fmt.Sprintf("nnsghmc: the offset β = %g has the sign opposite to f_Q and brings Q_f = β + f_Q towards 0 on the energy range of training (at u = %.3g, p = 0: f_Q = %.3g, Q_f = %.3g): "+
+			"chains there barely move; a β of f_Q's sign speeds them (figures nets draws f_Q)", b, wu, wf, b+wf))
+	}
 }
 
 // checkStepSize warns once when eta is more than twice as far from the
