@@ -617,8 +617,9 @@ func (o *options) resolve(fs *pflag.FlagSet, task *catalog.Task) error {
 
 // nnSampler is NNSGHMC's trained sampler, --meta's or seeded random
 // networks with the task's input scalings, and its settings: the task's,
-// with the step size (and the warm-up's), α from --alpha-coef and the
-// flags given.
+// with the offset β signed by the sampler's f_Q (catalog.Defaults.Offset),
+// the step size (and the warm-up's), α from --alpha-coef and the flags
+// given.
 func (o *options) nnSampler(fs *pflag.FlagSet, task *catalog.Task, t samplers.Target) (*nnsghmc.Trained, nnsghmc.Settings, error) {
 	def := task.Defaults
 	s := def.NN
@@ -644,6 +645,7 @@ func (o *options) nnSampler(fs *pflag.FlagSet, task *catalog.Task, t samplers.Ta
 		}
 		trained = nnsghmc.RandomTrained(qh, dh, def.NNInputs, def.NNDScale, rand.New(rand.NewPCG(o.seed, 0x6e657473))) // "nets"
 	}
+	s.Beta = def.Offset(trained)
 	s.StepSize = samplers.Constant(o.stepSize)
 	first := o.stepSize
 	if o.warmupSteps > 0 {

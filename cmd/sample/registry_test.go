@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/catalog"
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 	"github.com/metasgmcmc/metasgmcmc/samplers"
+	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir"
 	"github.com/metasgmcmc/metasgmcmc/tasks/datadir/datatest"
 )
@@ -187,6 +190,55 @@ func TestLRConversions(t *testing.T) {
 		}
 		if got := s.fromLR(1e-3, 1000); math.Abs(got-w) > 1e-15 {
 			t.Errorf("--sampler %s: --lr 0.001 on 1000 data gives η = %v, want %v", s.name, got, w)
+		}
+	}
+}
+
+// TestDefaultOffsetTakesFQsSign: on jsb-gru, whose default offset has
+// size 1.5, a run without --beta gives β the sign of the trained f_Q (a
+// constant +1 or −1 here), as summary.json records it; --beta is taken as
+// given, against f_Q's sign too.
+func TestDefaultOffsetTakesFQsSign(t *testing.T) {
+	needData(t, jsbData)
+	for _, c := range []struct {
+		fq   float64
+		args []string
+		want float64
+	}{
+		{1, nil, 1.5},
+		{-1, nil, -1.5},
+		{1, []string{"-beta", "-0.7"}, -0.7},
+	} {
+		tr := nnsghmc.RandomTrained([]int{3}, []int{3}, nnsghmc.Inputs{EnergyScale: -1, GradScale: 30, MomentumScale: 1}, 20, rand.New(rand.NewPCG(1, 1)))
+		last := len(tr.Q.W) - 1
+		clear(tr.Q.W[last])
+		tr.Q.B[last][0] = c.fq
+		dir := t.TempDir()
+		meta := filepath.Join(dir, "sampler.json")
+		var b bytes.Buffer
+		if err := tr.Encode(&b); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(meta, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "out")
+		args := append([]string{"-task", "jsb-gru", "-sampler", "nnsghmc", "-meta", meta, "-hidden", "4", "-chains", "2", "-steps", "2",
+			"-eval-every", "2", "-quiet", "-out", out}, c.args...)
+		if err := run(context.Background(), args); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		var sum struct {
+			NN struct {
+				Beta float64 `json:"beta"`
+			} `json:"nnsghmc"`
+		}
+		s, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+		if err := json.Unmarshal(s, &sum); err != nil {
+			t.Fatal(err)
+		}
+		if sum.NN.Beta != c.want {
+			t.Errorf("f_Q = %g, %v: β = %g, want %g", c.fq, c.args, sum.NN.Beta, c.want)
 		}
 	}
 }

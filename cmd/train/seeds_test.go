@@ -33,8 +33,6 @@ func TestTrainingFromTwoSeedsBeatsSGHMC(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := task.Defaults
-	settings := d.NNSettings()
-	settings.Warn = func(string) {}
 	kl := func(newKernel func(samplers.Target) (samplers.Kernel, error)) float64 {
 		const chains, steps = 20, 1000
 		sum := 0.0
@@ -76,6 +74,8 @@ func TestTrainingFromTwoSeedsBeatsSGHMC(t *testing.T) {
 		return samplers.NewSGHMC(target, samplers.SGHMCSettings{StepSize: samplers.Constant(d.StepSize["sghmc"]), Friction: d.Friction})
 	})
 	nn := func(tr *nnsghmc.Trained) float64 {
+		settings := d.NNSettings(tr)
+		settings.Warn = func(string) {}
 		return kl(func(target samplers.Target) (samplers.Kernel, error) { return nnsghmc.New(target, tr, settings) })
 	}
 	trainTask, err := catalog.New("gaussian10", catalog.DefaultOptions)

@@ -172,3 +172,30 @@ func TestWarnsOfAnOffsetAgainstFQ(t *testing.T) {
 		}
 	}
 }
+
+// TestQSign: the sign of f_Q's mean over the energy range of training, or
+// of f_Q(0, 0) without one. f_Q = a·max(u, 0) + b: with a = −1, b = 0.5
+// it is positive at u = 0 but its mean over [−1, 3] is −0.625.
+func TestQSign(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		a, b   float64
+		energy *nnsghmc.Range
+		want   float64
+	}{
+		{"positive constant", 0, 1, nil, 1},
+		{"negative constant", 0, -0.5, nil, -1},
+		{"zero", 0, 0, nil, 1},
+		{"negative on the range", -1, 0.5, &nnsghmc.Range{Min: -1, Max: 3}, -1},
+		{"positive at u = 0 without a range", -1, 0.5, nil, 1},
+		{"positive on the range", 1, -0.5, &nnsghmc.Range{Min: -1, Max: 3}, 1},
+	} {
+		tr := nnsghmc.RandomTrained([]int{1}, []int{4}, nnsghmc.Inputs{EnergyScale: 1, GradScale: 1, MomentumScale: 1}, 1, rand.New(rand.NewPCG(1, 1)))
+		tr.Q.W[0], tr.Q.B[0] = []float64{1, 0}, []float64{0}
+		tr.Q.W[1], tr.Q.B[1] = []float64{tc.a}, []float64{tc.b}
+		tr.Domain.Energy = tc.energy
+		if got := tr.QSign(); got != tc.want {
+			t.Errorf("%s: QSign() = %g, want %g", tc.name, got, tc.want)
+		}
+	}
+}

@@ -123,6 +123,31 @@ func (t *Trained) Validate() error {
 	return nil
 }
 
+// QSign is the sign of f_Q(u, 0) where the chains run: +1 or −1, the
+// sign of its mean over 61 points of the energy range of training
+// (Domain.Energy), or of f_Q(0, 0) where that range is not recorded; +1
+// for a mean of 0. An offset β of this sign enlarges |Q_f| = |β + f_Q|
+// there; one of the other sign first brings Q_f towards 0.
+func (t *Trained) QSign() float64 {
+	us := []float64{0}
+	if r := t.Domain.Energy; r != nil {
+		const points = 61
+		us = make([]float64, points)
+		for i := range us {
+			us[i] = r.Min + (r.Max-r.Min)*float64(i)/(points-1)
+		}
+	}
+	sum, out := 0.0, []float64{0}
+	for _, u := range us {
+		t.Q.Eval([]float64{u, 0}, out)
+		sum += out[0]
+	}
+	if sum < 0 {
+		return -1
+	}
+	return 1
+}
+
 // file is a trained-sampler file of version 3.
 type file struct {
 	Format  string `json:"format"`

@@ -71,6 +71,8 @@ type Defaults struct {
 	DataSize float64
 	// NN are NNSGHMC's run settings on this task but the step size, which
 	// the command sets (with α = AlphaCoef/η when AlphaCoef is positive).
+	// NN.Beta is the offset's size; its sign is the trained f_Q's
+	// (Offset).
 	NN nnsghmc.Settings
 	// AlphaCoef, when positive, sets NNSGHMC's α = AlphaCoef/η with the η of
 	// the first phase (the authors' α = 0.01/η).

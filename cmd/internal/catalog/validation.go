@@ -276,7 +276,7 @@ func (v *Validation) run(ctx context.Context, tr *nnsghmc.Trained, o Options, se
 	if c, ok := target.(interface{ Close() error }); ok {
 		defer c.Close()
 	}
-	s := task.Defaults.NNSettings()
+	s := task.Defaults.NNSettings(tr)
 	s.Warn = func(string) {} // a validation is a figure, not a report
 	if v.Thermostat != 0 {
 		s.Thermostat = v.Thermostat
@@ -403,11 +403,13 @@ func (v *Validation) end(mon tasks.Monitor) (float64, map[string]float64, error)
 	return figure, values, nil
 }
 
-// NNSettings are NNSGHMC's run settings on the task: d.NN with the
-// task's step size (after its warm-up, when it has one) and α =
-// AlphaCoef/η of the first step, as sample runs NNSGHMC without flags.
-func (d Defaults) NNSettings() nnsghmc.Settings {
+// NNSettings are NNSGHMC's run settings on the task for the trained
+// sampler tr: d.NN with the offset β = d.Offset(tr), the task's step size
+// (after its warm-up, when it has one) and α = AlphaCoef/η of the first
+// step, as sample runs NNSGHMC without flags.
+func (d Defaults) NNSettings(tr *nnsghmc.Trained) nnsghmc.Settings {
 	s := d.NN
+	s.Beta = d.Offset(tr)
 	eta := d.StepSize["nnsghmc"]
 	first := eta
 	s.StepSize = samplers.Constant(eta)
@@ -418,4 +420,16 @@ func (d Defaults) NNSettings() nnsghmc.Settings {
 		s.Alpha = d.AlphaCoef / first
 	}
 	return s
+}
+
+// Offset is the task's offset β for the trained sampler tr: the size of
+// d.NN.Beta with the sign of tr's f_Q where the chains run
+// (nnsghmc.Trained.QSign), so that it enlarges |Q_f| = |β + f_Q|
+// whichever sign training gave f_Q. A β of the other sign first brings
+// Q_f towards 0 and slows the chains.
+func (d Defaults) Offset(tr *nnsghmc.Trained) float64 {
+	if d.NN.Beta == 0 {
+		return 0
+	}
+	return math.Abs(d.NN.Beta) * tr.QSign()
 }
