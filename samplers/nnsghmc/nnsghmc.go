@@ -94,8 +94,8 @@ type Settings struct {
 	StepSize samplers.Schedule `json:"-"`
 	Alpha    float64           `json:"alpha"` // α ≥ 0
 	// Beta is the offset β of Q_f = β + f_Q. It speeds the chains only
-	// where it has f_Q's sign; one of the other sign first brings Q_f
-	// towards 0 (chains that barely move) before it flips it.
+	// where it has f_Q's sign (Trained.QSign); one of the other sign first
+	// brings Q_f towards 0 (chains that barely move) before it flips it.
 	Beta   float64 `json:"beta"`
 	C      float64 `json:"c"`       // c ≥ 0
 	ClampQ float64 `json:"clamp_q"` // f_Q clamped to ±ClampQ; 0: no clamp
