@@ -21,7 +21,7 @@ type nnFlags struct {
 func (n *nnFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&n.alpha, "alpha", 0, "NNSGHMC: weight α of f_Q² in D_f (default: --alpha-coef/η)")
 	fs.Float64Var(&n.beta, "beta", 0, "NNSGHMC: offset β added to Q_f; it speeds the chains where it has f_Q's sign (figures nets shows f_Q), and one of the other sign first brings Q_f towards 0 (default: the task's size, 1.5 on nott-gru, muse-gru and jsb-gru, 0 elsewhere, with the sign of the sampler's f_Q where its chains ran in training)")
-	fs.Float64Var(&n.c, "c", 0, "NNSGHMC: constant c added to D_f (default: the task's size, 1.5 on nott-gru, muse-gru and jsb-gru, 0 elsewhere, with the sign of the sampler's f_Q where its chains ran in training)")
+	fs.Float64Var(&n.c, "c", 0, "NNSGHMC: constant c added to D_f (default: the task's)")
 	fs.Float64Var(&n.clampQ, "clamp-q", 0, "NNSGHMC: clamp f_Q to ±clamp-q, 0 for none (default: the task's)")
 	fs.Float64Var(&n.dMax, "d-max", 0, "NNSGHMC: clamp D_f to [0, d-max], 0 for none (default: the task's)")
 	fs.Float64Var(&n.thermostat, "thermostat", 0, "NNSGHMC: where a coordinate's running mean of p² over about 50 steps exceeds this temperature (1 at equilibrium; 3 is what the NT set-up validates with), multiply its Q_f by temperature/mean, so that a learned step that is unstable there shrinks instead of throwing the chain out; 0: off, the paper's sampler (default: the task's)")
