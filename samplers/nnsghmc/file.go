@@ -123,6 +123,20 @@ func (t *Trained) Validate() error {
 	return nil
 }
 
+// energyPoints is how many evenly spaced energies of the training range
+// the checks of f_Q over it read (energyGrid).
+const energyPoints = 61
+
+// energyGrid returns energyPoints evenly spaced points of r, both ends
+// included.
+func energyGrid(r Range) []float64 {
+	us := make([]float64, energyPoints)
+	for i := range us {
+		us[i] = r.Min + (r.Max-r.Min)*float64(i)/(energyPoints-1)
+	}
+	return us
+}
+
 // QSign is the sign of f_Q(u, 0) where the chains run: +1 or −1, the
 // sign of its mean over 61 points of the energy range of training
 // (Domain.Energy), or of f_Q(0, 0) where that range is not recorded; +1
@@ -131,11 +145,7 @@ func (t *Trained) Validate() error {
 func (t *Trained) QSign() float64 {
 	us := []float64{0}
 	if r := t.Domain.Energy; r != nil {
-		const points = 61
-		us = make([]float64, points)
-		for i := range us {
-			us[i] = r.Min + (r.Max-r.Min)*float64(i)/(points-1)
-		}
+		us = energyGrid(*r)
 	}
 	sum, out := 0.0, []float64{0}
 	for _, u := range us {

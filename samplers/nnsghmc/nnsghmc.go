@@ -302,17 +302,15 @@ func (n *NNSGHMC) checkThermostat(st *samplers.State) {
 
 // checkBeta warns once when the offset β, of the sign opposite to f_Q,
 // brings Q_f = β + f_Q(u, 0) within half of f_Q of 0 somewhere on the
-// energy range of training (61 points), naming the worst point.
+// energy range of training (energyGrid), naming the worst point.
 func (n *NNSGHMC) checkBeta() {
 	r, b := n.tr.Domain.Energy, n.s.Beta
 	if b == 0 || r == nil {
 		return
 	}
-	const points = 61
 	worst, wu, wf := 0.5, 0.0, 0.0
 	out := []float64{0}
-	for i := range points {
-		u := r.Min + (r.Max-r.Min)*float64(i)/(points-1)
+	for _, u := range energyGrid(*r) {
 		n.tr.Q.Eval([]float64{u, 0}, out)
 		f := out[0]
 		if c := n.s.ClampQ; c > 0 {
