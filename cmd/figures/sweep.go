@@ -149,6 +149,13 @@ func sweepRows(s *sweep.Sweep, root string) (args []string, note string, err err
 			if st.Stale != "" {
 				why, anyStale = "stale: "+st.Stale, true
 			}
+			if st.StoppedMetrics != "" {
+				kept, err := filepath.Rel(s.Dir(), st.StoppedMetrics)
+				if err != nil {
+					kept = st.StoppedMetrics
+				}
+				why += "; an earlier run's metrics until it was stopped: " + filepath.ToSlash(kept)
+			}
 			missing = append(missing, fmt.Sprintf("%s (%s)", rel, why))
 			continue
 		}

@@ -455,6 +455,9 @@ func carryOut(ctx context.Context, sample string, todo []job, n int) error {
 				case err != nil && ctx.Err() != nil:
 					stopped++
 					out.line(fmt.Sprintf("sweep: %s stopped (%v); the same command continues it", j.name(), err))
+					if _, err := sweep.Keep(j.r); err != nil {
+						out.line(fmt.Sprintf("sweep: %s: keeping its metrics so far: %v", j.name(), err))
+					}
 				case err != nil:
 					failures = append(failures, fmt.Sprintf("%s: %v", j.name(), err))
 					out.line(fmt.Sprintf("sweep: %s failed (%v); %d of %d runs done", j.name(), err, done, len(todo)))

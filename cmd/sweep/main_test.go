@@ -315,13 +315,15 @@ table table.md --metric kl --steps 200,600 --summary ess
 }
 
 // TestRunResumesInterruptedRuns checks the local runner on runs that
-// write checkpoints (a GRU task): a signal stops them, the same command
-// resumes them, and they end as runs never stopped, bit for bit.
+// write checkpoints (a GRU task): a signal stops them, each one's metrics
+// so far are kept in its record, the same command resumes them, and they
+// end as runs never stopped, bit for bit, their records those of ended
+// runs.
 func TestRunResumesInterruptedRuns(t *testing.T) {
 	data := datatest.Need(t, "music/Piano_midi.mat")
 	bin := binaries(t)
 	dir := t.TempDir()
-	file := writeSweep(t, dir, "gru.sweep", gruSweep(data))
+	file := writeSweep(t, dir, "gru.sweep", gruSweep(data)+"record results\n")
 	s, err := sweep.Parse(file)
 	if err != nil {
 		t.Fatal(err)
@@ -350,9 +352,17 @@ func TestRunResumesInterruptedRuns(t *testing.T) {
 		t.Fatalf("sweep run stopped by SIGINT: %v, want status 130\n%s", err, stderr.String())
 	}
 	for i := range 2 {
-		st, err := sweep.Inspect(filepath.Join(dir, "b", s.Run(i, "").Dir))
+		r := s.Run(i, filepath.Join(dir, "b"))
+		st, err := sweep.Inspect(r.Dir)
 		if err != nil || st.State != sweep.Stopped && st.State != sweep.Finished {
 			t.Errorf("run %d after the signal: %v %v, want stopped\n%s", i, st, err, stderr.String())
+		}
+		if st.State != sweep.Stopped {
+			continue
+		}
+		want, _ := os.ReadFile(filepath.Join(r.Dir, sweep.MetricsFile))
+		if got, err := os.ReadFile(filepath.Join(r.Record, sweep.StoppedMetricsFile)); err != nil || len(want) == 0 || !bytes.Equal(got, want) {
+			t.Errorf("run %d after the signal: its metrics so far not kept in its record: %v", i, err)
 		}
 	}
 	out := command(t, dir, sw, "run", "--dry-run", "--runs", "b", "--index", "0-1", file)
@@ -360,6 +370,15 @@ func TestRunResumesInterruptedRuns(t *testing.T) {
 		t.Errorf("--dry-run after the signal:\n%s", out)
 	}
 	command(t, dir, sw, "run", "--jobs", "2", "--runs", "b", "--index", "0-1", file)
+	for i := range 2 {
+		r := s.Run(i, filepath.Join(dir, "b"))
+		if _, err := os.Stat(filepath.Join(r.Record, sweep.StoppedMetricsFile)); err == nil {
+			t.Errorf("run %d ended: its record still holds %s", i, sweep.StoppedMetricsFile)
+		}
+		if _, err := os.Stat(filepath.Join(r.Record, sweep.SummaryFile)); err != nil {
+			t.Errorf("run %d ended: %v", i, err)
+		}
+	}
 	s.Axes[0].Values = s.Axes[0].Values[:1] // seed 1: runs 0 and 1
 	sameRuns(t, s, ref, filepath.Join(dir, "b"))
 }

@@ -19,6 +19,12 @@ const MetricsFile = "metrics.csv"
 // figures reads of a run.
 var RecordFiles = []string{SummaryFile, MetricsFile}
 
+// StoppedMetricsFile is the file of a run's record that keeps the metrics
+// of the run as a signal left it (Stopped): its curve so far, kept where
+// the runs directory may be lost (another machine, a new checkout). The
+// run's end replaces it with the ended run's RecordFiles.
+const StoppedMetricsFile = "metrics-stopped.csv"
+
 // InspectRun returns the status of the run r: its output directory's,
 // or, where that holds nothing (New) and the sweep keeps records, its
 // record's, with Recorded set. A recorded run has ended: sweep run skips
@@ -34,6 +40,9 @@ func InspectRun(r Run) (Status, error) {
 		return st, err
 	}
 	if _, err := os.Stat(filepath.Join(r.Record, SummaryFile)); err != nil {
+		if path := filepath.Join(r.Record, StoppedMetricsFile); fileExists(path) {
+			st.StoppedMetrics = path
+		}
 		return st, nil
 	}
 	rec, err := Inspect(r.Record)
@@ -61,35 +70,67 @@ func (r Run) Source(st Status) string {
 // Keep writes the record of the run r, if the sweep keeps records and
 // the run's output directory holds an ended run: its RecordFiles, each
 // written afresh (atomically) where the record lacks it or holds other
-// bytes. It returns whether it wrote any.
+// bytes, and the record's StoppedMetricsFile removed. Of a Stopped run it
+// keeps the metrics so far, as StoppedMetricsFile. It returns whether it
+// wrote any.
 func Keep(r Run) (bool, error) {
 	if r.Record == "" {
 		return false, nil
 	}
 	st, err := Inspect(r.Dir)
-	if err != nil || !st.State.Done() {
+	if err != nil {
 		return false, err
+	}
+	switch {
+	case st.State == Stopped:
+		return keepFile(r, MetricsFile, StoppedMetricsFile)
+	case !st.State.Done():
+		return false, nil
 	}
 	wrote := false
 	for _, name := range RecordFiles {
-		b, err := os.ReadFile(filepath.Join(r.Dir, name))
+		w, err := keepFile(r, name, name)
 		if errors.Is(err, os.ErrNotExist) && name != SummaryFile {
 			continue // a run that failed before its first metrics
 		}
 		if err != nil {
 			return wrote, fmt.Errorf("recording run %d: %v", r.Index, err)
 		}
-		path := filepath.Join(r.Record, name)
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
-			continue
-		}
-		if err := os.MkdirAll(r.Record, 0o755); err != nil {
-			return wrote, fmt.Errorf("recording run %d: %v", r.Index, err)
-		}
-		if err := cli.WriteFile(path, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
-			return wrote, err
-		}
-		wrote = true
+		wrote = wrote || w
+	}
+	if err := os.Remove(filepath.Join(r.Record, StoppedMetricsFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return wrote, fmt.Errorf("recording run %d: %v", r.Index, err)
 	}
 	return wrote, nil
+}
+
+// keepFile copies the file name of the run r's output directory into its
+// record as as, atomically, unless the record holds those bytes already;
+// it returns whether it wrote. A Stopped run without metrics yet has
+// nothing to keep.
+func keepFile(r Run, name, as string) (bool, error) {
+	b, err := os.ReadFile(filepath.Join(r.Dir, name))
+	if errors.Is(err, os.ErrNotExist) && as == StoppedMetricsFile {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	path := filepath.Join(r.Record, as)
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+		return false, nil
+	}
+	if err := os.MkdirAll(r.Record, 0o755); err != nil {
+		return false, err
+	}
+	if err := cli.WriteFile(path, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// fileExists reports whether path names a file that can be stat'ed.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

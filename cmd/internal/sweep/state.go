@@ -65,6 +65,11 @@ type Status struct {
 	// files whose content has changed since (InspectRun): sweep run skips
 	// it, figures leaves it out of the tables.
 	Stale string
+	// StoppedMetrics, for a run whose output directory holds nothing,
+	// names the StoppedMetricsFile in its record: the metrics of an
+	// earlier run that a signal stopped (its checkpoint is not kept, so
+	// the run starts afresh).
+	StoppedMetrics string
 }
 
 // String describes the status in a few words.
@@ -84,6 +89,9 @@ func (st Status) String() string {
 	}
 	if st.Stale != "" {
 		s += " (stale: " + st.Stale + ")"
+	}
+	if st.StoppedMetrics != "" {
+		s += " (an earlier run's metrics until a signal stopped it: " + st.StoppedMetrics + ")"
 	}
 	return s
 }

@@ -149,6 +149,58 @@ func TestInspectRunReadsTheRecord(t *testing.T) {
 	}
 }
 
+// TestKeepStoppedMetrics checks that Keep keeps a stopped run's metrics
+// so far in its record, that a runs directory without the run then
+// finds them (the run new, StoppedMetrics naming them), and that the
+// run's end replaces them with the ended run's record.
+func TestKeepStoppedMetrics(t *testing.T) {
+	dir := t.TempDir()
+	s, err := ParseText(filepath.Join(dir, "exp", "x.sweep"), "out g/{seed}\nseeds 1\nrecord results\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Run(0, filepath.Join(dir, "runs"))
+	write := func(name, content string) {
+		t.Helper()
+		os.MkdirAll(r.Dir, 0o755)
+		if err := os.WriteFile(filepath.Join(r.Dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kept := filepath.Join(r.Record, StoppedMetricsFile)
+	write("checkpoint.json", `{"state": {"steps": 5}}`)
+	if wrote, err := Keep(r); err != nil || wrote {
+		t.Errorf("Keep of a stopped run without metrics: %v %v", wrote, err)
+	}
+	write("metrics.csv", "step,nll\n5,3.2\n")
+	if wrote, err := Keep(r); err != nil || !wrote {
+		t.Fatalf("Keep of a stopped run: %v %v", wrote, err)
+	}
+	if b, err := os.ReadFile(kept); err != nil || string(b) != "step,nll\n5,3.2\n" {
+		t.Errorf("kept %q %v", b, err)
+	}
+	if st, err := InspectRun(r); err != nil || st.State != Stopped || st.StoppedMetrics != "" {
+		t.Errorf("the stopped run beside its kept metrics: %v %v", st, err)
+	}
+	os.RemoveAll(r.Dir)
+	st, err := InspectRun(r)
+	if err != nil || st.State != New || st.Recorded || st.StoppedMetrics != kept || !strings.Contains(st.String(), kept) {
+		t.Errorf("the kept metrics alone: %v %v", st, err)
+	}
+	write("summary.json", `{"kl": 0.1}`)
+	write("metrics.csv", "step,nll\n5,3.2\n10,3.1\n")
+	if wrote, err := Keep(r); err != nil || !wrote {
+		t.Fatalf("Keep of the ended run: %v %v", wrote, err)
+	}
+	if _, err := os.Stat(kept); err == nil {
+		t.Errorf("%s left beside the ended run's record", kept)
+	}
+	os.RemoveAll(r.Dir)
+	if st, err := InspectRun(r); err != nil || st.State != Finished || !st.Recorded || st.StoppedMetrics != "" {
+		t.Errorf("the ended run's record: %v %v", st, err)
+	}
+}
+
 // TestStaleRunsAreNamed checks that an ended run, in its directory or
 // its record, is stale exactly when a flag its command line or flag file
 // sets now differs from the value it ran with, whatever the form the
