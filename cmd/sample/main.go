@@ -646,15 +646,7 @@ func (o *options) nnSampler(fs *pflag.FlagSet, task *catalog.Task, t samplers.Ta
 		trained = nnsghmc.RandomTrained(qh, dh, def.NNInputs, def.NNDScale, rand.New(rand.NewPCG(o.seed, 0x6e657473))) // "nets"
 	}
 	s.Beta = def.Offset(trained)
-	s.StepSize = samplers.Constant(o.stepSize)
-	first := o.stepSize
-	if o.warmupSteps > 0 {
-		s.StepSize = samplers.Warmup(o.warmupSteps, o.warmupStepSize, o.stepSize)
-		first = o.warmupStepSize
-	}
-	if o.alphaCoef > 0 {
-		s.Alpha = o.alphaCoef / first
-	}
+	catalog.SetSteps(&s, o.stepSize, o.warmupSteps, o.warmupStepSize, o.alphaCoef)
 	if err := o.nn.apply(fs, &s); err != nil {
 		return nil, s, err
 	}

@@ -404,22 +404,27 @@ func (v *Validation) end(mon tasks.Monitor) (float64, map[string]float64, error)
 }
 
 // NNSettings are NNSGHMC's run settings on the task for the trained
-// sampler tr: d.NN with the offset β = d.Offset(tr), the task's step size
-// (after its warm-up, when it has one) and α = AlphaCoef/η of the first
-// step, as sample runs NNSGHMC without flags.
+// sampler tr: d.NN with the offset β = d.Offset(tr) and the task's step
+// sizes (SetSteps), as sample runs NNSGHMC without flags.
 func (d Defaults) NNSettings(tr *nnsghmc.Trained) nnsghmc.Settings {
 	s := d.NN
 	s.Beta = d.Offset(tr)
-	eta := d.StepSize["nnsghmc"]
+	SetSteps(&s, d.StepSize["nnsghmc"], d.WarmupSteps, d.WarmupStepSize, d.AlphaCoef)
+	return s
+}
+
+// SetSteps sets the step sizes of the NNSGHMC settings s: η, after a
+// warm-up of warmupSteps steps at warmupEta when warmupSteps > 0, and
+// α = alphaCoef/η₀ with η₀ the first step's size when alphaCoef > 0.
+func SetSteps(s *nnsghmc.Settings, eta float64, warmupSteps int, warmupEta, alphaCoef float64) {
 	first := eta
 	s.StepSize = samplers.Constant(eta)
-	if d.WarmupSteps > 0 {
-		s.StepSize, first = samplers.Warmup(d.WarmupSteps, d.WarmupStepSize, eta), d.WarmupStepSize
+	if warmupSteps > 0 {
+		s.StepSize, first = samplers.Warmup(warmupSteps, warmupEta, eta), warmupEta
 	}
-	if d.AlphaCoef > 0 {
-		s.Alpha = d.AlphaCoef / first
+	if alphaCoef > 0 {
+		s.Alpha = alphaCoef / first
 	}
-	return s
 }
 
 // Offset is the task's offset β for the trained sampler tr: the size of
