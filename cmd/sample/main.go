@@ -650,6 +650,7 @@ func (o *options) nnSampler(fs *pflag.FlagSet, task *catalog.Task, t samplers.Ta
 	if err := o.nn.apply(fs, &s); err != nil {
 		return nil, s, err
 	}
+	o.nn.beta = s.Beta // the flags recorded say the β it runs with
 	if o.gamma != "" {
 		g, err := nnsghmc.ParseGamma(o.gamma)
 		if err != nil {

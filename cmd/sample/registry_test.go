@@ -232,6 +232,7 @@ func TestDefaultOffsetTakesFQsSign(t *testing.T) {
 			NN struct {
 				Beta float64 `json:"beta"`
 			} `json:"nnsghmc"`
+			Flags map[string]string `json:"flags"`
 		}
 		s, _ := os.ReadFile(filepath.Join(out, "summary.json"))
 		if err := json.Unmarshal(s, &sum); err != nil {
@@ -239,6 +240,9 @@ func TestDefaultOffsetTakesFQsSign(t *testing.T) {
 		}
 		if sum.NN.Beta != c.want {
 			t.Errorf("f_Q = %g, %v: β = %g, want %g", c.fq, c.args, sum.NN.Beta, c.want)
+		}
+		if got := sum.Flags["beta"]; got != strconv.FormatFloat(c.want, 'g', -1, 64) {
+			t.Errorf("f_Q = %g, %v: the flags recorded --beta %s, want the β it ran with, %g", c.fq, c.args, got, c.want)
 		}
 	}
 }
