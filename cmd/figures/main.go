@@ -152,6 +152,8 @@ func curves(args []string) error {
 	xlabel := fs.String("xlabel", "step", "x-axis label")
 	ylabel := fs.String("ylabel", "", "y-axis label (default: the metric)")
 	ymax := fs.Float64("ymax", math.Inf(1), "leave out the points above this value, so that the y axis fits the rest: a zoom on the lower curves")
+	zoom := fs.StringSlice("zoom", nil, "NAME,...: draw beside the curves a second panel of these runs alone (names that have no run are passed over), their points above --zoom-ymax left out, as the paper's Figure 4 zooms in on the sampling methods")
+	zoomMax := fs.Float64("zoom-ymax", math.NaN(), "the zoom's highest value (default: the zoomed runs' lowest point plus a tenth of the first panel's y range)")
 	usage(fs, "curves", runArgs...)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -201,7 +203,54 @@ func curves(args []string) error {
 		}
 		series = append(series, s)
 	}
-	return plotError(plot.Lines(*out, *title, *xlabel, *ylabel, *logY, series...))
+	if len(*zoom) == 0 {
+		return plotError(plot.Lines(*out, *title, *xlabel, *ylabel, *logY, series...))
+	}
+	z, err := zoomOn(series, *zoom, *zoomMax)
+	if err != nil {
+		return err
+	}
+	if len(z.Series) == 0 {
+		fmt.Fprintf(os.Stderr, "figures: %s: no run of --zoom %s: drawn without the zoom\n", *out, strings.Join(*zoom, ","))
+		return plotError(plot.Lines(*out, *title, *xlabel, *ylabel, *logY, series...))
+	}
+	return plotError(plot.LinesZoomed(*out, *title, "all runs", *xlabel, *ylabel, *logY, z, series...))
+}
+
+// zoomOn returns the zoom panel of curves on the series named in names
+// (names without a series are passed over), up to ymax, or where ymax is
+// NaN up to the zoomed series' lowest point plus a tenth of the range of
+// all the series' points.
+func zoomOn(series []plot.Series, names []string, ymax float64) (plot.Zoom, error) {
+	z := plot.Zoom{YMax: ymax}
+	var titles []string
+	for i, s := range series {
+		if slices.Contains(names, s.Name) {
+			z.Series = append(z.Series, i)
+			titles = append(titles, s.Name)
+		}
+	}
+	z.Title = "zoom on " + strings.Join(titles, ", ")
+	if !math.IsNaN(ymax) || len(z.Series) == 0 {
+		return z, nil
+	}
+	lo, hi, zlo := math.Inf(1), math.Inf(-1), math.Inf(1)
+	for i, s := range series {
+		for _, y := range s.Y {
+			if math.IsNaN(y) || math.IsInf(y, 0) {
+				continue
+			}
+			lo, hi = min(lo, y), max(hi, y)
+			if slices.Contains(z.Series, i) {
+				zlo = min(zlo, y)
+			}
+		}
+	}
+	if math.IsInf(zlo, 0) {
+		return z, cli.Usagef("--zoom %s: the runs have no finite value to zoom on", strings.Join(names, ","))
+	}
+	z.YMax = zlo + max(hi-lo, math.Abs(zlo)*1e-6)/10
+	return z, nil
 }
 
 // checkTexts returns a usage error if the name of a run or a flag's text

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/plot"
 	"github.com/metasgmcmc/metasgmcmc/samplers/nnsghmc"
 	"github.com/metasgmcmc/metasgmcmc/samplers/trace"
 )
@@ -257,5 +258,67 @@ func TestCurvesZoom(t *testing.T) {
 		if got := strings.Contains(c.svg, c.text); got != c.want {
 			t.Errorf("%q in the figure: %v, want %v", c.text, got, c.want)
 		}
+	}
+}
+
+// TestCurvesZoomPanel: --zoom draws a second panel of the named runs
+// alone (the figure then names Low twice and High once), a name without a
+// run is passed over, and one naming no run at all draws the curves alone.
+func TestCurvesZoomPanel(t *testing.T) {
+	low, high := fakeRun(t, 1, 0.5, `{}`), fakeRun(t, 40, 30, `{}`)
+	for _, c := range []struct {
+		zoom          string
+		low, high     int
+		zoomed, named bool
+	}{
+		{"Low", 2, 1, true, true},
+		{"Low,Missing", 2, 1, true, true},
+		{"Missing", 1, 1, false, false},
+	} {
+		out := filepath.Join(t.TempDir(), "kl")
+		if err := run(context.Background(), []string{"curves", "-metric", "kl", "-out", out, "--log=false", "--zoom", c.zoom, "Low=" + low, "High=" + high}); err != nil {
+			t.Fatalf("--zoom %s: %v", c.zoom, err)
+		}
+		b, err := os.ReadFile(out + ".svg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		svg := string(b)
+		if n, m := strings.Count(svg, ">Low<"), strings.Count(svg, ">High<"); n != c.low || m != c.high {
+			t.Errorf("--zoom %s: Low named %d times, High %d, want %d and %d", c.zoom, n, m, c.low, c.high)
+		}
+		if got := strings.Contains(svg, ">zoom on Low<"); got != c.named {
+			t.Errorf("--zoom %s: the zoom's title there: %v, want %v", c.zoom, got, c.named)
+		}
+		if got := strings.Contains(svg, ">all runs<"); got != c.zoomed {
+			t.Errorf("--zoom %s: a first panel titled: %v, want %v", c.zoom, got, c.zoomed)
+		}
+	}
+}
+
+// TestZoomOn checks the zoom's y range: --zoom-ymax where given, else the
+// zoomed runs' lowest point plus a tenth of all the points' range.
+func TestZoomOn(t *testing.T) {
+	series := []plot.Series{
+		{Name: "a", Y: []float64{10, 4, 2, math.NaN()}},
+		{Name: "b", Y: []float64{12, 6, 3}},
+		{Name: "c", Y: []float64{22, math.Inf(1), 20}},
+	}
+	for _, c := range []struct {
+		names []string
+		ymax  float64
+		want  plot.Zoom
+	}{
+		{[]string{"a", "b"}, math.NaN(), plot.Zoom{Title: "zoom on a, b", Series: []int{0, 1}, YMax: 2 + 2}},
+		{[]string{"b"}, math.NaN(), plot.Zoom{Title: "zoom on b", Series: []int{1}, YMax: 3 + 2}},
+		{[]string{"c", "x"}, 21, plot.Zoom{Title: "zoom on c", Series: []int{2}, YMax: 21}},
+	} {
+		got, err := zoomOn(series, c.names, c.ymax)
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%v, ymax %g: %+v %v, want %+v", c.names, c.ymax, got, err, c.want)
+		}
+	}
+	if _, err := zoomOn([]plot.Series{{Name: "a", Y: []float64{math.NaN()}}}, []string{"a"}, math.NaN()); err == nil {
+		t.Error("a zoom on no finite value: no error")
 	}
 }

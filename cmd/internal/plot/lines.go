@@ -41,34 +41,127 @@ type Series struct {
 // Lines returns an error, writing nothing, if there are no series or a
 // series' X, Y, Lower and Upper differ in length.
 func Lines(path string, title, xlabel, ylabel string, logY bool, series ...Series) error {
+	names, err := checkSeries("Lines", &title, &xlabel, &ylabel, series)
+	if err != nil {
+		return err
+	}
+	if logY {
+		ylabel = logLabel(ylabel)
+	}
+	p, err := linesPlot(title, xlabel, ylabel, logY, series, names, nil, math.Inf(1))
+	if err != nil {
+		return fmt.Errorf("plot: Lines: %w", err)
+	}
+	return save(path, figWidth, figHeight, func(dc draw.Canvas) {
+		// A margin, so the last tick label fits even where an SVG viewer
+		// substitutes a wider font.
+		p.Draw(draw.Crop(dc, vg.Points(4), -vg.Points(10), vg.Points(4), -vg.Points(4)))
+	})
+}
+
+// Zoom is the second panel of LinesZoomed: the series of the indices in
+// Series, each drawn as in the first panel, their points above YMax left
+// out so that the y axis fits the rest, under the panel title Title.
+type Zoom struct {
+	Title  string
+	Series []int
+	YMax   float64
+}
+
+// LinesZoomed writes the line plot of Lines as its first panel, titled
+// first, and beside it the zoom panel z, the figure's title over both:
+// the learning curves and a zoom on the lower ends of some of them, as
+// the paper's Figure 4. It returns an error, writing nothing, for the
+// input Lines refuses, an index of z.Series out of range, or a YMax that
+// is NaN.
+func LinesZoomed(path string, title, first, xlabel, ylabel string, logY bool, z Zoom, series ...Series) error {
+	names, err := checkSeries("LinesZoomed", &title, &xlabel, &ylabel, series)
+	if err != nil {
+		return err
+	}
+	zt := z.Title
+	if err := drawableAll(figText{"first panel's title", &first}, figText{"the zoom's title", &zt}); err != nil {
+		return fmt.Errorf("plot: LinesZoomed: %w", err)
+	}
+	for _, i := range z.Series {
+		if i < 0 || i >= len(series) {
+			return fmt.Errorf("plot: LinesZoomed: the zoom's series %d: there are %d series", i, len(series))
+		}
+	}
+	if math.IsNaN(z.YMax) {
+		return errors.New("plot: LinesZoomed: the zoom's YMax is NaN")
+	}
+	if logY {
+		ylabel = logLabel(ylabel)
+	}
+	all := make([]int, len(series))
+	for i := range all {
+		all[i] = i
+	}
+	var plots [1][]*gplot.Plot
+	for _, pn := range []struct {
+		title string
+		keep  []int
+		ymax  float64
+	}{{first, all, math.Inf(1)}, {zt, z.Series, z.YMax}} {
+		p, err := linesPlot(pn.title, xlabel, ylabel, logY, series, names, pn.keep, pn.ymax)
+		if err != nil {
+			return fmt.Errorf("plot: LinesZoomed: %w", err)
+		}
+		scaleText(p, 0.9)
+		plots[0] = append(plots[0], p)
+	}
+	return save(path, 2*figWidth, figHeight, func(dc draw.Canvas) {
+		dc = fillTitle(dc, title)
+		tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Points(14), PadTop: vg.Points(4), PadBottom: vg.Points(6), PadLeft: vg.Points(6), PadRight: vg.Points(10)}
+		canvases := gplot.Align(plots[:], tiles, dc)
+		for i, p := range plots[0] {
+			p.Draw(canvases[0][i])
+		}
+	})
+}
+
+// checkSeries returns the series' names, drawable, and makes the labels
+// drawable (CheckText), or returns an error naming the function fn, for
+// input that Lines refuses.
+func checkSeries(fn string, title, xlabel, ylabel *string, series []Series) ([]string, error) {
 	if len(series) == 0 {
-		return errors.New("plot: Lines: no series")
+		return nil, fmt.Errorf("plot: %s: no series", fn)
 	}
 	for i, s := range series {
 		if len(s.X) != len(s.Y) {
-			return fmt.Errorf("plot: Lines: series %d (%q): %d x values but %d y values", i, s.Name, len(s.X), len(s.Y))
+			return nil, fmt.Errorf("plot: %s: series %d (%q): %d x values but %d y values", fn, i, s.Name, len(s.X), len(s.Y))
 		}
 		if (s.Lower == nil) != (s.Upper == nil) {
-			return fmt.Errorf("plot: Lines: series %d (%q): Lower and Upper must both be set or both be nil", i, s.Name)
+			return nil, fmt.Errorf("plot: %s: series %d (%q): Lower and Upper must both be set or both be nil", fn, i, s.Name)
 		}
 		if s.Lower != nil && (len(s.Lower) != len(s.X) || len(s.Upper) != len(s.X)) {
-			return fmt.Errorf("plot: Lines: series %d (%q): %d x values but %d lower and %d upper bounds", i, s.Name, len(s.X), len(s.Lower), len(s.Upper))
+			return nil, fmt.Errorf("plot: %s: series %d (%q): %d x values but %d lower and %d upper bounds", fn, i, s.Name, len(s.X), len(s.Lower), len(s.Upper))
 		}
 	}
-
 	names := make([]string, len(series))
-	texts := []figText{{"title", &title}, {"x label", &xlabel}, {"y label", &ylabel}}
+	texts := []figText{{"title", title}, {"x label", xlabel}, {"y label", ylabel}}
 	for i, s := range series {
 		names[i] = s.Name
 		texts = append(texts, figText{fmt.Sprintf("series %d", i), &names[i]})
 	}
 	if err := drawableAll(texts...); err != nil {
-		return fmt.Errorf("plot: Lines: %w", err)
+		return nil, fmt.Errorf("plot: %s: %w", fn, err)
 	}
-	if logY {
-		ylabel = logLabel(ylabel)
-	}
+	return names, nil
+}
 
+// linesPlot returns the line plot of the series of the indices in keep
+// (all where keep is nil), named names, each in the colour and dash of
+// its index, their points with y above ymax left out (a gap). The labels
+// are drawn as given: the caller makes them drawable.
+func linesPlot(title, xlabel, ylabel string, logY bool, series []Series, names []string, keep []int, ymax float64) (*gplot.Plot, error) {
+	if keep == nil {
+		keep = make([]int, len(series))
+		for i := range keep {
+			keep[i] = i
+		}
+	}
 	p := newPlot(title, xlabel, ylabel)
 	if logY {
 		p.Y.Scale = gplot.LogScale{}
@@ -78,11 +171,12 @@ func Lines(path string, title, xlabel, ylabel string, logY bool, series ...Serie
 		Vertical:   draw.LineStyle{Color: color.Gray{Y: 225}, Width: vg.Points(0.5)},
 		Horizontal: draw.LineStyle{Color: color.Gray{Y: 225}, Width: vg.Points(0.5)},
 	})
-	ok := func(x, y float64) bool { return finite(x) && finite(y) && (!logY || y > 0) }
+	ok := func(x, y float64) bool { return finite(x) && finite(y) && (!logY || y > 0) && y <= ymax }
 
 	// Bands first, so that every curve is drawn over every band.
 	bands := make([]*plotter.Polygon, len(series))
-	for i, s := range series {
+	for _, i := range keep {
+		s := series[i]
 		if s.Lower == nil {
 			continue
 		}
@@ -105,7 +199,7 @@ func Lines(path string, title, xlabel, ylabel string, logY bool, series ...Serie
 		if len(rings) > 0 {
 			var err error
 			if band, err = plotter.NewPolygon(rings...); err != nil {
-				return fmt.Errorf("plot: Lines: series %d (%q): %w", i, s.Name, err)
+				return nil, fmt.Errorf("series %d (%q): %w", i, s.Name, err)
 			}
 			band.Color = c
 			band.LineStyle.Width = 0
@@ -116,7 +210,8 @@ func Lines(path string, title, xlabel, ylabel string, logY bool, series ...Serie
 
 	var leg legend
 	anyPoint := false
-	for i, s := range series {
+	for _, i := range keep {
+		s := series[i]
 		style := draw.LineStyle{
 			Color:  seriesColor(i),
 			Width:  vg.Points(1.5),
@@ -132,7 +227,7 @@ func Lines(path string, title, xlabel, ylabel string, logY bool, series ...Serie
 				// A lone point between gaps would be invisible as a line.
 				sc, err := plotter.NewScatter(xys)
 				if err != nil {
-					return fmt.Errorf("plot: Lines: series %d (%q): %w", i, s.Name, err)
+					return nil, fmt.Errorf("series %d (%q): %w", i, s.Name, err)
 				}
 				sc.GlyphStyle = draw.GlyphStyle{Color: style.Color, Radius: vg.Points(2), Shape: draw.CircleGlyph{}}
 				p.Add(sc)
@@ -140,7 +235,7 @@ func Lines(path string, title, xlabel, ylabel string, logY bool, series ...Serie
 			}
 			l, err := plotter.NewLine(xys)
 			if err != nil {
-				return fmt.Errorf("plot: Lines: series %d (%q): %w", i, s.Name, err)
+				return nil, fmt.Errorf("series %d (%q): %w", i, s.Name, err)
 			}
 			l.LineStyle = style
 			p.Add(l)
@@ -159,12 +254,7 @@ func Lines(path string, title, xlabel, ylabel string, logY bool, series ...Serie
 		p.Y.Min, p.Y.Max = p.Y.Min/math.Sqrt(10), p.Y.Max*math.Sqrt(10)
 	}
 	p.Add(&leg)
-
-	return save(path, figWidth, figHeight, func(dc draw.Canvas) {
-		// A margin, so the last tick label fits even where an SVG viewer
-		// substitutes a wider font.
-		p.Draw(draw.Crop(dc, vg.Points(4), -vg.Points(10), vg.Points(4), -vg.Points(4)))
-	})
+	return p, nil
 }
 
 // logLabel returns the label of a log-scale axis: label followed by

@@ -446,6 +446,10 @@ func TestWriteExamples(t *testing.T) {
 	if err := Lines(filepath.Join(dir, "test-error"), "MNIST test error", "epoch", "test error", false, ss...); err != nil {
 		t.Fatal(err)
 	}
+	if err := LinesZoomed(filepath.Join(dir, "test-error-zoomed"), "MNIST test error", "all samplers", "epoch", "test error", false,
+		Zoom{Title: "NNSGHMC and SGHMC, zoomed", Series: []int{0, 1}, YMax: 0.03}, ss...); err != nil {
+		t.Fatal(err)
+	}
 
 	// Two chains on a correlated 2-D Gaussian, SGHMC-like dynamics.
 	chain := func(eta, alpha float64, n int) (xs, ys []float64) {

@@ -3,6 +3,7 @@ package plot
 import (
 	"errors"
 	"html"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -206,4 +207,43 @@ func TestTrajectoriesLabelAxes(t *testing.T) {
 			t.Errorf("%d panels: figure's texts %q, want θ₀ and θ₁ on each", panels, texts)
 		}
 	}
+}
+
+// TestLinesZoomed checks the two panels of LinesZoomed: every series
+// named in the first, the zoom's series alone in the second, whose y axis
+// fits their points at or below YMax, the figure's title once over both.
+func TestLinesZoomed(t *testing.T) {
+	x := []float64{0, 100, 200, 300, 400, 500, 600}
+	series := []Series{
+		{Name: "fast", X: x, Y: []float64{40, 12, 6, 4.5, 4.2, 4.1, 4.05}},
+		{Name: "slow", X: x, Y: []float64{40, 25, 15, 9, 6, 4.8, 4.4}},
+		{Name: "reference", X: x, Y: []float64{40, 35, 30, 27, 25, 24, 23.5}},
+	}
+	dir := t.TempDir()
+	if err := LinesZoomed(filepath.Join(dir, "f"), "learning curves", "all runs", "data epoch", "test NLL", false,
+		Zoom{Title: "zoom on the samplers", Series: []int{0, 1}, YMax: 6}, series...); err != nil {
+		t.Fatal(err)
+	}
+	checkFigure(t, dir, "f")
+	texts := svgTexts(t, dir, "f")
+	for s, n := range map[string]int{"learning curves": 1, "all runs": 1, "zoom on the samplers": 1, "fast": 2, "slow": 2, "reference": 1, "data epoch": 2, "test NLL": 2} {
+		if count(texts, s) != n {
+			t.Errorf("%d texts %q, want %d: %q", count(texts, s), s, n, texts)
+		}
+	}
+	// the first panel's y axis runs to 40, the zoom's to about 6
+	if count(texts, "40") != 1 {
+		t.Errorf("texts %q: want one y tick label 40, the first panel's", texts)
+	}
+	for _, err := range []error{
+		LinesZoomed(filepath.Join(dir, "g"), "", "", "", "", false, Zoom{Series: []int{3}, YMax: 6}, series...),
+		LinesZoomed(filepath.Join(dir, "g"), "", "", "", "", false, Zoom{Series: []int{0}, YMax: math.NaN()}, series...),
+		LinesZoomed(filepath.Join(dir, "g"), "", "", "", "", false, Zoom{Title: "\u4e00", Series: []int{0}, YMax: 6}, series...),
+		LinesZoomed(filepath.Join(dir, "g"), "", "", "", "", false, Zoom{Series: []int{0}, YMax: 6}),
+	} {
+		if err == nil {
+			t.Error("bad input: no error")
+		}
+	}
+	checkFigure(t, dir, "f")
 }

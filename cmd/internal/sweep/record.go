@@ -70,9 +70,10 @@ func (r Run) Source(st Status) string {
 // Keep writes the record of the run r, if the sweep keeps records and
 // the run's output directory holds an ended run: its RecordFiles, each
 // written afresh (atomically) where the record lacks it or holds other
-// bytes, and the record's StoppedMetricsFile removed. Of a Stopped run it
-// keeps the metrics so far, as StoppedMetricsFile. It returns whether it
-// wrote any.
+// bytes, and the record's StoppedMetricsFile removed. Of a Stopped run
+// that no process holds (a running run's directory looks stopped, but for
+// its lock file) it keeps the metrics so far, as StoppedMetricsFile. It
+// returns whether it wrote any.
 func Keep(r Run) (bool, error) {
 	if r.Record == "" {
 		return false, nil
@@ -82,7 +83,7 @@ func Keep(r Run) (bool, error) {
 		return false, err
 	}
 	switch {
-	case st.State == Stopped:
+	case st.State == Stopped && st.Lock == "":
 		return keepFile(r, MetricsFile, StoppedMetricsFile)
 	case !st.State.Done():
 		return false, nil

@@ -150,7 +150,7 @@ func TestInspectRunReadsTheRecord(t *testing.T) {
 }
 
 // TestKeepStoppedMetrics checks that Keep keeps a stopped run's metrics
-// so far in its record, that a runs directory without the run then
+// so far in its record (not a running one's), that a runs directory without the run then
 // finds them (the run new, StoppedMetrics naming them), and that the
 // run's end replaces them with the ended run's record.
 func TestKeepStoppedMetrics(t *testing.T) {
@@ -173,6 +173,11 @@ func TestKeepStoppedMetrics(t *testing.T) {
 		t.Errorf("Keep of a stopped run without metrics: %v %v", wrote, err)
 	}
 	write("metrics.csv", "step,nll\n5,3.2\n")
+	write(".lock", "123 host")
+	if wrote, err := Keep(r); err != nil || wrote {
+		t.Errorf("Keep of a running run (its lock file held): %v %v", wrote, err)
+	}
+	os.Remove(filepath.Join(r.Dir, ".lock"))
 	if wrote, err := Keep(r); err != nil || !wrote {
 		t.Fatalf("Keep of a stopped run: %v %v", wrote, err)
 	}
