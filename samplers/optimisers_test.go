@@ -63,6 +63,34 @@ func TestOptimisersMatchHandComputation(t *testing.T) {
 			},
 		},
 		{
+			// as the music code of Chen et al. (2016) writes it (b1 = 1 − β₁,
+			// b2 = 1 − β₂), each chain's gradient rescaled to norm 5
+			name: "Adam, Chen et al.'s code",
+			make: func(tg samplers.Target) (samplers.Kernel, error) {
+				return samplers.NewAdam(tg, samplers.AdamSettings{StepSize: samplers.Constant(eta), Beta1: 0.8, Beta2: 0.9, Epsilon: 0.01, Rescale: 5, ChenCorrections: true})
+			},
+			want: func([]float64) (out [2]state) {
+				theta := append([]float64(nil), samplerstest.Theta0...)
+				m, v := make([]float64, 4), make([]float64, 4)
+				const b1, b2, e = 0.2, 0.1, 0.01
+				for step := 1; step <= 2; step++ {
+					g := samplerstest.GradAt(theta)
+					for k := range 2 { // chain k: coordinates k and 2 + k
+						norm := math.Hypot(g[k], g[2+k])
+						g[k], g[2+k] = g[k]*5/norm, g[2+k]*5/norm
+					}
+					lrT := eta * math.Sqrt(1-math.Pow(b2, float64(step))) / (1 - math.Pow(b1, float64(step)))
+					for i := range theta {
+						m[i] = b1*g[i] + (1-b1)*m[i]
+						v[i] = b2*g[i]*g[i] + (1-b2)*v[i]
+						theta[i] -= lrT * m[i] / (math.Sqrt(v[i]) + e)
+					}
+					out[step-1] = state{theta: append([]float64(nil), theta...)}
+				}
+				return out
+			},
+		},
+		{
 			name: "SGD-M",
 			make: func(tg samplers.Target) (samplers.Kernel, error) {
 				return samplers.NewSGDM(tg, samplers.SGDMSettings{StepSize: samplers.Constant(eta), Momentum: 0.7})

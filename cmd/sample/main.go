@@ -95,6 +95,7 @@ type options struct {
 	nn                              nnFlags
 	psgldDecay, psgldLambda         float64
 	santaExplore                    int
+	adamChen                        bool
 	santaAnneal                     float64
 	// warn receives the kernel's warnings (samplers.Warn)
 	warn samplers.Warn

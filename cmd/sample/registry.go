@@ -305,14 +305,21 @@ func init() {
 		},
 		{
 			name: "adam", label: "Adam", lrIsStep: true, optimiser: true, stepSize: taskStepSize("adam"),
+			flags: func(fs *pflag.FlagSet, o *options) {
+				fs.BoolVar(&o.adamChen, "adam-chen", false, "Adam: as the music code of Chen et al. (2016) runs it (samplers.ChenAdamSettings): each chain's gradient rescaled to norm 5 at every step, and that code's bias corrections 1 − 0.1ᵗ and 1 − 0.001ᵗ")
+			},
 			build: func(o *options, _ *pflag.FlagSet, _ *catalog.Task, t samplers.Target) (samplers.Kernel, error) {
 				s := samplers.DefaultAdamSettings()
+				if o.adamChen {
+					s = samplers.ChenAdamSettings()
+				}
 				s.StepSize = samplers.Constant(o.stepSize)
 				return samplers.NewAdam(t, s)
 			},
 			settings: func(_ *options, k samplers.Kernel) map[string]any {
 				s := k.(*samplers.Adam).Settings()
-				return map[string]any{"adam": map[string]any{"beta1": s.Beta1, "beta2": s.Beta2, "epsilon": s.Epsilon}}
+				return map[string]any{"adam": map[string]any{"beta1": s.Beta1, "beta2": s.Beta2, "epsilon": s.Epsilon,
+					"rescale": s.Rescale, "chen_corrections": s.ChenCorrections}}
 			},
 		},
 		{
