@@ -146,8 +146,8 @@ func sweepRows(s *sweep.Sweep, root string) (args []string, note string, err err
 				rel = r.Dir
 			}
 			why := st.State.String()
-			if st.Lock != "" && !st.State.Done() {
-				why = "running, or killed: its lock file is there"
+			if st.Running {
+				why = "running"
 			}
 			if st.Stale != "" {
 				why, anyStale = "stale: "+st.Stale, true

@@ -148,6 +148,9 @@ func list(args []string) error {
 				return err
 			}
 			state := st.State.String()
+			if st.Running {
+				state = "running"
+			}
 			if st.Stale != "" {
 				state += " (stale)"
 			}
@@ -170,19 +173,27 @@ func status(args []string) error {
 	}
 	for _, s := range sws {
 		count := map[sweep.State]int{}
+		running := 0
 		var lines []string
 		for _, r := range s.Runs(root) {
 			st, err := sweep.InspectRun(r)
 			if err != nil {
 				return err
 			}
-			count[st.State]++
+			if st.Running && !st.State.Done() {
+				running++
+			} else {
+				count[st.State]++
+			}
 			if *all || st.State != sweep.Finished || st.Stale != "" {
 				lines = append(lines, fmt.Sprintf("%d\t%s\t%s", r.Index, r.Dir, st))
 			}
 		}
 		var parts []string
 		for st := sweep.Finished; st >= sweep.New; st-- {
+			if st == sweep.Stopped && running > 0 {
+				parts = append(parts, fmt.Sprintf("%d running", running))
+			}
 			if count[st] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", count[st], st))
 			}

@@ -65,6 +65,14 @@ func OpenOutDir(dir string) (*OutDir, error) {
 	return d, nil
 }
 
+// HeldBy reports whether a process other than this one holds the output
+// directory dir (OpenOutDir's lock), and which, as "PID 1234 on host":
+// whether a run is writing there now. A lock file that its process left
+// behind when killed holds nothing.
+func HeldBy(dir string) (string, bool) {
+	return heldBy(filepath.Join(dir, LockFile))
+}
+
 // Close releases the lock and removes the directory if OpenOutDir created
 // it and nothing was written there, with the parents it created. Calling it again, or on a nil OutDir,
 // does nothing.

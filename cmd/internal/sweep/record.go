@@ -71,9 +71,8 @@ func (r Run) Source(st Status) string {
 // the run's output directory holds an ended run: its RecordFiles, each
 // written afresh (atomically) where the record lacks it or holds other
 // bytes, and the record's StoppedMetricsFile removed. Of a Stopped run
-// that no process holds (a running run's directory looks stopped, but for
-// its lock file) it keeps the metrics so far, as StoppedMetricsFile. It
-// returns whether it wrote any.
+// that is not Running it keeps the metrics so far, as
+// StoppedMetricsFile. It returns whether it wrote any.
 func Keep(r Run) (bool, error) {
 	if r.Record == "" {
 		return false, nil
@@ -83,7 +82,7 @@ func Keep(r Run) (bool, error) {
 		return false, err
 	}
 	switch {
-	case st.State == Stopped && st.Lock == "":
+	case st.State == Stopped && !st.Running:
 		return keepFile(r, MetricsFile, StoppedMetricsFile)
 	case !st.State.Done():
 		return false, nil

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 )
 
 // The files of a sample run that tell its state.
@@ -57,6 +59,9 @@ type Status struct {
 	// "PID 123 on host", when there is one: the run is running, or was
 	// killed.
 	Lock string
+	// Running: a process holds the directory's lock (cli.HeldBy), so the
+	// run is going; a Stopped state is then its last checkpoint's.
+	Running bool
 	// Recorded: the status is the run's record's (InspectRun), its output
 	// directory holding nothing.
 	Recorded bool
@@ -81,8 +86,14 @@ func (st Status) String() string {
 	case st.Error != "":
 		s += ": " + st.Error
 	}
-	if st.Lock != "" && !st.State.Done() {
-		s += " (lock file of " + st.Lock + ")"
+	switch {
+	case st.Running && !st.State.Done():
+		s = "running (" + st.Lock + ")"
+		if st.State == Stopped {
+			s += fmt.Sprintf(", its last checkpoint at step %d", st.Step)
+		}
+	case st.Lock != "" && !st.State.Done():
+		s += " (lock file of " + st.Lock + ", which no process holds: killed)"
 	}
 	if st.Recorded {
 		s += " (recorded)"
@@ -97,9 +108,8 @@ func (st Status) String() string {
 }
 
 // Inspect returns the status of the run whose output directory is dir.
-// It reads the directory only; the lock file is reported, not tested: the
-// command that continues the run refuses a directory that another process
-// holds.
+// It reads the directory, and tests its lock without taking it: a run
+// that a process holds is Running.
 func Inspect(dir string) (Status, error) {
 	var st Status
 	entries, err := os.ReadDir(dir)
@@ -119,6 +129,9 @@ func Inspect(dir string) (Status, error) {
 		} else if len(f) == 1 {
 			st.Lock = "PID " + f[0]
 		}
+	}
+	if h, held := cli.HeldBy(dir); held {
+		st.Running, st.Lock = true, h
 	}
 	delete(files, lockFile)
 	if len(files) == 0 {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/cli"
 )
 
 // TestInspectAndPlan checks what a sweep does with a run whose directory
@@ -173,11 +175,21 @@ func TestKeepStoppedMetrics(t *testing.T) {
 		t.Errorf("Keep of a stopped run without metrics: %v %v", wrote, err)
 	}
 	write("metrics.csv", "step,nll\n5,3.2\n")
-	write(".lock", "123 host")
-	if wrote, err := Keep(r); err != nil || wrote {
-		t.Errorf("Keep of a running run (its lock file held): %v %v", wrote, err)
+	out, err := cli.OpenOutDir(r.Dir) // as a running sample holds it
+	if err != nil {
+		t.Fatal(err)
 	}
-	os.Remove(filepath.Join(r.Dir, ".lock"))
+	if st, err := Inspect(r.Dir); err != nil || !st.Running || st.State != Stopped || !strings.HasPrefix(st.String(), "running (PID ") || !strings.Contains(st.String(), "checkpoint at step 5") {
+		t.Errorf("a running run: %v %v", st, err)
+	}
+	if wrote, err := Keep(r); err != nil || wrote {
+		t.Errorf("Keep of a running run: %v %v", wrote, err)
+	}
+	out.Close()
+	write(".lock", "123 host") // left behind by a killed run: no process holds it
+	if st, err := Inspect(r.Dir); err != nil || st.Running || st.State != Stopped || !strings.Contains(st.String(), "killed") {
+		t.Errorf("a killed run: %v %v", st, err)
+	}
 	if wrote, err := Keep(r); err != nil || !wrote {
 		t.Fatalf("Keep of a stopped run: %v %v", wrote, err)
 	}
