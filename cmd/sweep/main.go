@@ -302,8 +302,12 @@ func plan(s *sweep.Sweep, root string, indices []int, redo, quiet bool) ([]job, 
 // planSummary says in one line how many runs of jobs are in each action.
 func planSummary(jobs []job) string {
 	count := map[sweep.Action]int{}
-	failed, stale := 0, 0
+	failed, stale, running := 0, 0, 0
 	for _, j := range jobs {
+		if j.action == sweep.Skip && j.st.Running && !j.st.State.Done() {
+			running++
+			continue
+		}
 		count[j.action]++
 		if j.action == sweep.Skip && j.st.State == sweep.Failed {
 			failed++
@@ -322,6 +326,9 @@ func planSummary(jobs []job) string {
 			s += fmt.Sprintf(" (%d of them with flags or input files that have changed since, left out of its tables: sweep status lists them; delete a run's directory and record to run it again)", stale)
 		}
 		parts = append(parts, s)
+	}
+	if running > 0 {
+		parts = append(parts, fmt.Sprintf("%d running in another process, left to it", running))
 	}
 	for _, a := range []sweep.Action{sweep.Resume, sweep.Restart, sweep.Start} {
 		if n := count[a]; n > 0 {

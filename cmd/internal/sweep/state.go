@@ -192,8 +192,11 @@ func (a Action) String() string { return [...]string{"skip", "start", "restart",
 // Plan returns what to do with a run in status st: start a new one, start
 // afresh one that started and stopped without a checkpoint, resume one
 // from its checkpoint, skip one that has ended (but one that failed, when
-// redo is set: it is started afresh).
+// redo is set: it is started afresh), and one that is Running.
 func Plan(st Status, redo bool) Action {
+	if st.Running && !st.State.Done() {
+		return Skip
+	}
 	switch st.State {
 	case New:
 		return Start

@@ -185,6 +185,9 @@ func TestKeepStoppedMetrics(t *testing.T) {
 	if wrote, err := Keep(r); err != nil || wrote {
 		t.Errorf("Keep of a running run: %v %v", wrote, err)
 	}
+	if st, _ := Inspect(r.Dir); Plan(st, true) != Skip {
+		t.Errorf("a running run: plan %v, want it skipped", Plan(st, true))
+	}
 	out.Close()
 	write(".lock", "123 host") // left behind by a killed run: no process holds it
 	if st, err := Inspect(r.Dir); err != nil || st.Running || st.State != Stopped || !strings.Contains(st.String(), "killed") {
