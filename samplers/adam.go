@@ -133,21 +133,12 @@ func (s *Adam) Step(rng *rand.Rand, st *State) error {
 	c2 := 1 - math.Pow(b2, float64(mem.t))
 	grad, m, v := st.Eval.Grad, mem.m, mem.v
 	scale := s.rescale(grad) // per chain; nil for none
-	if s.s.ChenCorrections {
+	chen := s.s.ChenCorrections
+	var etaT float64
+	if chen {
 		// as that code writes it: η·√c2/c1 · m/(√v + ε), ε outside the correction
 		c1, c2 = 1-math.Pow(1-b1, float64(mem.t)), 1-math.Pow(1-b2, float64(mem.t))
-		etaT := eta * math.Sqrt(c2) / c1
-		return s.update(st, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				g := grad[i]
-				if scale != nil {
-					g *= scale[i%s.k]
-				}
-				m[i] = b1*m[i] + (1-b1)*g
-				v[i] = b2*v[i] + (1-b2)*g*g
-				st.Theta[i] -= etaT * m[i] / (math.Sqrt(v[i]) + eps)
-			}
-		})
+		etaT = eta * math.Sqrt(c2) / c1
 	}
 	return s.update(st, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -157,7 +148,11 @@ func (s *Adam) Step(rng *rand.Rand, st *State) error {
 			}
 			m[i] = b1*m[i] + (1-b1)*g
 			v[i] = b2*v[i] + (1-b2)*g*g
-			st.Theta[i] -= eta * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
+			if chen {
+				st.Theta[i] -= etaT * m[i] / (math.Sqrt(v[i]) + eps)
+			} else {
+				st.Theta[i] -= eta * (m[i] / c1) / (math.Sqrt(v[i]/c2) + eps)
+			}
 		}
 	})
 }
