@@ -40,7 +40,8 @@ func InspectRun(r Run) (Status, error) {
 		return st, err
 	}
 	if _, err := os.Stat(filepath.Join(r.Record, SummaryFile)); err != nil {
-		if path := filepath.Join(r.Record, StoppedMetricsFile); fileExists(path) {
+		path := filepath.Join(r.Record, StoppedMetricsFile)
+		if _, err := os.Stat(path); err == nil {
 			st.StoppedMetrics = path
 		}
 		return st, nil
@@ -83,7 +84,11 @@ func Keep(r Run) (bool, error) {
 	}
 	switch {
 	case st.State == Stopped && !st.Running:
-		return keepFile(r, MetricsFile, StoppedMetricsFile)
+		wrote, err := keepFile(r, MetricsFile, StoppedMetricsFile)
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil // stopped before its first metrics
+		}
+		return wrote, err
 	case !st.State.Done():
 		return false, nil
 	}
@@ -106,13 +111,9 @@ func Keep(r Run) (bool, error) {
 
 // keepFile copies the file name of the run r's output directory into its
 // record as as, atomically, unless the record holds those bytes already;
-// it returns whether it wrote. A Stopped run without metrics yet has
-// nothing to keep.
+// it returns whether it wrote.
 func keepFile(r Run, name, as string) (bool, error) {
 	b, err := os.ReadFile(filepath.Join(r.Dir, name))
-	if errors.Is(err, os.ErrNotExist) && as == StoppedMetricsFile {
-		return false, nil
-	}
 	if err != nil {
 		return false, err
 	}
@@ -127,10 +128,4 @@ func keepFile(r Run, name, as string) (bool, error) {
 		return false, err
 	}
 	return true, nil
-}
-
-// fileExists reports whether path names a file that can be stat'ed.
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
