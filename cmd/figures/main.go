@@ -152,7 +152,7 @@ func curves(args []string) error {
 	xlabel := fs.String("xlabel", "step", "x-axis label")
 	ylabel := fs.String("ylabel", "", "y-axis label (default: the metric)")
 	ymax := fs.Float64("ymax", math.Inf(1), "leave out the points above this value, so that the y axis fits the rest: a zoom on the lower curves")
-	zoom := fs.StringSlice("zoom", nil, "NAME,...: draw beside the curves a second panel of these runs alone (names that have no run are passed over), their points above --zoom-ymax left out, as the paper's Figure 4 zooms in on the sampling methods")
+	zoom := fs.StringSlice("zoom", nil, "NAME,...: draw beside the curves a second panel of these runs alone (names that have no run are passed over), their points above --zoom-ymax left out and a run with none below it named in the panel's title, as the paper's Figure 4 zooms in on the sampling methods")
 	zoomMax := fs.Float64("zoom-ymax", math.NaN(), "the zoom's highest value (default: the zoomed runs' lowest point plus a tenth of the first panel's y range)")
 	usage(fs, "curves", runArgs...)
 	if err := cli.Parse(fs, args); err != nil {
@@ -220,36 +220,62 @@ func curves(args []string) error {
 // zoomOn returns the zoom panel of curves on the series named in names
 // (names without a series are passed over), up to ymax, or where ymax is
 // NaN up to the zoomed series' lowest point plus a tenth of the range of
-// all the series' points.
+// all the series' points. A named series with no point up to that height
+// is left out of the panel, and its title says it lies above; where all
+// do, it returns a usage error.
 func zoomOn(series []plot.Series, names []string, ymax float64) (plot.Zoom, error) {
 	z := plot.Zoom{YMax: ymax}
-	var titles []string
+	var named []int
 	for i, s := range series {
 		if slices.Contains(names, s.Name) {
-			z.Series = append(z.Series, i)
-			titles = append(titles, s.Name)
+			named = append(named, i)
 		}
 	}
-	z.Title = "zoom on " + strings.Join(titles, ", ")
-	if !math.IsNaN(ymax) || len(z.Series) == 0 {
+	if len(named) == 0 {
 		return z, nil
 	}
-	lo, hi, zlo := math.Inf(1), math.Inf(-1), math.Inf(1)
-	for i, s := range series {
+	lowest := func(s plot.Series) float64 {
+		lo := math.Inf(1)
 		for _, y := range s.Y {
-			if math.IsNaN(y) || math.IsInf(y, 0) {
-				continue
-			}
-			lo, hi = min(lo, y), max(hi, y)
-			if slices.Contains(z.Series, i) {
-				zlo = min(zlo, y)
+			if !math.IsNaN(y) && !math.IsInf(y, 0) {
+				lo = min(lo, y)
 			}
 		}
+		return lo
 	}
-	if math.IsInf(zlo, 0) {
-		return z, cli.Usagef("--zoom %s: the runs have no finite value to zoom on", strings.Join(names, ","))
+	if math.IsNaN(ymax) {
+		lo, hi, zlo := math.Inf(1), math.Inf(-1), math.Inf(1)
+		for i, s := range series {
+			for _, y := range s.Y {
+				if !math.IsNaN(y) && !math.IsInf(y, 0) {
+					lo, hi = min(lo, y), max(hi, y)
+				}
+			}
+			if slices.Contains(named, i) {
+				zlo = min(zlo, lowest(s))
+			}
+		}
+		if math.IsInf(zlo, 0) {
+			return z, cli.Usagef("--zoom %s: the runs have no finite value to zoom on", strings.Join(names, ","))
+		}
+		z.YMax = zlo + max(hi-lo, math.Abs(zlo)*1e-6)/10
 	}
-	z.YMax = zlo + max(hi-lo, math.Abs(zlo)*1e-6)/10
+	var in, above []string
+	for _, i := range named {
+		if lowest(series[i]) <= z.YMax {
+			z.Series = append(z.Series, i)
+			in = append(in, series[i].Name)
+		} else {
+			above = append(above, series[i].Name)
+		}
+	}
+	if len(in) == 0 {
+		return z, cli.Usagef("--zoom %s: every run lies above --zoom-ymax %g", strings.Join(names, ","), ymax)
+	}
+	z.Title = "zoom on " + strings.Join(in, ", ")
+	if len(above) > 0 {
+		z.Title += fmt.Sprintf(" (%s above %.3g)", strings.Join(above, ", "), z.YMax)
+	}
 	return z, nil
 }
 

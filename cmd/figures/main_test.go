@@ -297,7 +297,8 @@ func TestCurvesZoomPanel(t *testing.T) {
 }
 
 // TestZoomOn checks the zoom's y range: --zoom-ymax where given, else the
-// zoomed runs' lowest point plus a tenth of all the points' range.
+// zoomed runs' lowest point plus a tenth of all the points' range; and
+// that a run with no point in that range is left out and named as above.
 func TestZoomOn(t *testing.T) {
 	series := []plot.Series{
 		{Name: "a", Y: []float64{10, 4, 2, math.NaN()}},
@@ -312,6 +313,8 @@ func TestZoomOn(t *testing.T) {
 		{[]string{"a", "b"}, math.NaN(), plot.Zoom{Title: "zoom on a, b", Series: []int{0, 1}, YMax: 2 + 2}},
 		{[]string{"b"}, math.NaN(), plot.Zoom{Title: "zoom on b", Series: []int{1}, YMax: 3 + 2}},
 		{[]string{"c", "x"}, 21, plot.Zoom{Title: "zoom on c", Series: []int{2}, YMax: 21}},
+		{[]string{"a", "c"}, math.NaN(), plot.Zoom{Title: "zoom on a (c above 4)", Series: []int{0}, YMax: 2 + 2}},
+		{[]string{"b", "c"}, 5, plot.Zoom{Title: "zoom on b (c above 5)", Series: []int{1}, YMax: 5}},
 	} {
 		got, err := zoomOn(series, c.names, c.ymax)
 		if err != nil || !reflect.DeepEqual(got, c.want) {
@@ -320,5 +323,8 @@ func TestZoomOn(t *testing.T) {
 	}
 	if _, err := zoomOn([]plot.Series{{Name: "a", Y: []float64{math.NaN()}}}, []string{"a"}, math.NaN()); err == nil {
 		t.Error("a zoom on no finite value: no error")
+	}
+	if z, err := zoomOn(series, []string{"c"}, 5); err == nil {
+		t.Errorf("a zoom whose every run lies above --zoom-ymax: %+v, no error", z)
 	}
 }

@@ -56,6 +56,7 @@ var seriesColors = []color.NRGBA{
 	{0xcc, 0x79, 0xa7, 0xff}, // reddish purple
 	{0xe6, 0x9f, 0x00, 0xff}, // orange
 	{0x56, 0xb4, 0xe9, 0xff}, // sky blue
+	{0x00, 0x00, 0x00, 0xff}, // black
 }
 
 // seriesDashes are the dash patterns, in points, in the order series are
@@ -72,13 +73,9 @@ var seriesDashes = [][]vg.Length{
 // seriesColor returns the colour of the i-th series.
 func seriesColor(i int) color.NRGBA { return seriesColors[i%len(seriesColors)] }
 
-// seriesDash returns the dash pattern of the i-th series. Past the sixth
-// series the dashes shift against the colours, so that the first twelve
-// series still differ in colour or dash.
-func seriesDash(i int) []vg.Length {
-	n := len(seriesDashes)
-	return seriesDashes[(i+i/n)%n]
-}
+// seriesDash returns the dash pattern of the i-th series. There are seven
+// colours and six dashes, so no two of the first 42 series have both alike.
+func seriesDash(i int) []vg.Length { return seriesDashes[i%len(seriesDashes)] }
 
 // newPlot returns a plot with the package's fonts, sizes and labels.
 func newPlot(title, xlabel, ylabel string) *gplot.Plot {

@@ -2,6 +2,7 @@ package plot
 
 import (
 	"bytes"
+	"fmt"
 	"image/color"
 	"image/png"
 	"math"
@@ -519,4 +520,24 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 	checkDir(t, dir, "a.png", "a.svg", "b.png", "b.svg", "c.png", "c.svg")
+}
+
+// TestSeriesStyles checks that the first seven series differ in colour and
+// the first 42 in colour or dash, so that no two lines of a figure look
+// alike.
+func TestSeriesStyles(t *testing.T) {
+	colours := map[color.NRGBA]int{}
+	styles := map[string]int{}
+	for i := range 42 {
+		c := seriesColor(i)
+		if j, ok := colours[c]; ok && i < 7 {
+			t.Errorf("series %d has series %d's colour %v", i, j, c)
+		}
+		colours[c] = i
+		key := fmt.Sprint(c, seriesDash(i))
+		if j, ok := styles[key]; ok {
+			t.Errorf("series %d has series %d's colour and dash %s", i, j, key)
+		}
+		styles[key] = i
+	}
 }
