@@ -83,7 +83,8 @@ func TestAdaptiveFrictionSettings(t *testing.T) {
 // target it changes neither. Through the fused and the generic paths, with
 // finite-difference and exact Γ. With the adaptation taken out of the step
 // (ζ left at 0) the noisy runs stay hot; with ζ following p² − 1 instead of
-// p² − 2/(1 + c), θ² is 3 % low.
+// p² − 2/(1 + c), θ² is 3 % low. With -short, the fused path with exact Γ
+// only.
 func TestAdaptiveFrictionHoldsTheTemperature(t *testing.T) {
 	const d, k, eta, v, kappa = 10, 50, 0.1, 10.0, 0.005
 	const burn, steps, batch = 1000, 4000, 200
@@ -137,8 +138,12 @@ func TestAdaptiveFrictionHoldsTheTemperature(t *testing.T) {
 		m, sd := stat.MeanStdDev(x, nil)
 		return m, sd / math.Sqrt(float64(len(x)))
 	}
-	for _, gamma := range []Gamma{GammaFD, GammaExact} {
-		for _, fast := range []bool{true, false} {
+	gammas, paths := []Gamma{GammaFD, GammaExact}, []bool{true, false}
+	if testing.Short() { // the race pass: the fused path, which runs on goroutines
+		gammas, paths = gammas[1:], paths[:1]
+	}
+	for _, gamma := range gammas {
+		for _, fast := range paths {
 			_, x0 := run(gamma, fast, 0, 0)
 			mx0, sx0 := meanSE(x0)
 			for _, tc := range []struct {
