@@ -7,8 +7,9 @@
 // kinetic_temperature and the hottest chain's kinetic_temperature_max,
 // which a correct sampler keeps at 1 after burn-in, and the share of
 // coordinates running hot across the chains, kinetic_hot_fraction, which it
-// keeps at 0.001 (samplers.HotFraction); a chain above
-// samplers.RunawayTemperature at the end of the run is warned of),
+// keeps at 0.001 (samplers.HotFraction); the first evaluation with a chain
+// above samplers.RunawayTemperature, and the end of a run with one, warn of
+// it),
 // summary.json (the run, its final metrics, the resolved flags and the code
 // it was built from) and metrics.png/.svg (the metrics against steps).
 //
@@ -348,6 +349,7 @@ func run(ctx context.Context, args []string) error {
 	bar.Skip(done)
 	start = time.Now().Add(-time.Duration(elapsed * float64(time.Second)))
 	var checkpointed time.Time // when the latest checkpoint was written: the first evaluation writes one
+	warnedHot := -1            // the step whose evaluation warned of a runaway chain, if any
 	temperature := smp.momentaAtEquilibrium()
 	var blocks []tasks.Block
 	if b, ok := mon.(tasks.Blocker); ok {
@@ -368,9 +370,14 @@ func run(ctx context.Context, args []string) error {
 				return err
 			}
 			if temperature {
-				t, _, err := temperatureMetrics(st.P, o.chains, step, blocks)
+				t, hot, err := temperatureMetrics(st.P, o.chains, step, blocks)
 				if err != nil {
 					return err
+				}
+				if hot != "" && warnedHot < 0 {
+					// once: the metrics of every later evaluation include that chain
+					o.warn(hot)
+					warnedHot = step
 				}
 				ms = append(ms, t...)
 			}
@@ -437,14 +444,15 @@ func run(ctx context.Context, args []string) error {
 		hint = frictionHint(nn.Settings(), o.largestStepSize())
 	}
 	// the chains' temperature at the end of a run that ended whole, where
-	// its burn-in is over: a chain that has run away is warned of
+	// its burn-in is over: a chain that has run away is warned of, unless the
+	// evaluation at that step has done so
 	var endTemperature []tasks.Metric
 	if temperature && runErr == nil {
 		var hot string
 		if endTemperature, hot, err = temperatureMetrics(st.P, o.chains, st.Steps, blocks); err != nil {
 			return err
 		}
-		if hot != "" {
+		if hot != "" && warnedHot != st.Steps {
 			o.warn(hot)
 		}
 	}

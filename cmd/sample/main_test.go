@@ -181,6 +181,51 @@ func TestRunawayTemperatureIsWarnedOf(t *testing.T) {
 	}
 }
 
+// TestRunawayChainIsWarnedOfWhenItHappens: the first evaluation that finds
+// a chain above samplers.RunawayTemperature warns of it (into summary.json
+// too), even where the run ends with every chain cooled; the end of a run
+// adds its own warning only for a hot chain that its last evaluation did not
+// already name. SGHMC on a stiff Gaussian (scale 0.05) from the task's
+// start runs hot through its burn-in.
+func TestRunawayChainIsWarnedOfWhenItHappens(t *testing.T) {
+	for _, tc := range []struct {
+		scale, stepSize string
+		steps           string
+		want            []string // the steps named by the temperature warnings, in order
+	}{
+		{"0.6", "0.05", "400", nil},                     // calm throughout
+		{"0.05", "0.01", "400", []string{"20"}},         // hot at step 20, cooled (63) by the end
+		{"0.05", "0.005", "400", []string{"20", "400"}}, // hot at 20 and still at the end
+		{"0.05", "0.01", "20", []string{"20"}},          // hot at its last evaluation: named once
+	} {
+		out := t.TempDir()
+		err := run(context.Background(), []string{"-task", "gaussian20", "-sampler", "sghmc", "-target-scale", tc.scale,
+			"-step-size", tc.stepSize, "-chains", "3", "-steps", tc.steps, "-eval-every", "20", "-quiet", "-force", "-out", out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var summary struct{ Warnings []string }
+		if err := json.Unmarshal(b, &summary); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, w := range summary.Warnings {
+			if _, rest, ok := strings.Cut(w, "kinetic temperature (its mean squared momentum) is "); ok {
+				_, step, _ := strings.Cut(rest, " at step ")
+				step, _, _ = strings.Cut(step, ",")
+				got = append(got, step)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("scale %s, η %s, %s steps: temperature warnings at steps %v, want %v (%q)", tc.scale, tc.stepSize, tc.steps, got, tc.want, summary.Warnings)
+		}
+	}
+}
+
 // TestBlockTemperatures: each named block's temperature is its momenta's
 // mean square over the chains, after the hot share, by hand for two chains
 // of three coordinates (coordinate-major).

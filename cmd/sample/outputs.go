@@ -77,7 +77,7 @@ func temperatureMetrics(p []float64, k, step int, blocks []tasks.Block) ([]tasks
 	}
 	hot := ""
 	if t := temps[hottest]; !(t <= samplers.RunawayTemperature) {
-		hot = fmt.Sprintf("chain %d's kinetic temperature (its mean squared momentum) is %.3g at step %d, where a chain at equilibrium has 1: its momenta ran away (or the run ended within its burn-in), and its draws are nothing like the target's whatever the ensemble's metrics say; lower the step size, or run longer", hottest, t, step)
+		hot = fmt.Sprintf("chain %d's kinetic temperature (its mean squared momentum) is %.3g at step %d, where a chain at equilibrium has 1: its momenta ran away (or the run is within its burn-in), and its draws are nothing like the target's whatever the ensemble's metrics say; lower the step size, or run longer", hottest, t, step)
 	}
 	return ms, hot, nil
 }
