@@ -14,15 +14,18 @@ import (
 // --eval-every 10", which stopped with "diag: KLGaussian: covHat:
 // covariance is not positive definite": the run must stop with the chain
 // and step, numbered as metrics.csv numbers its rows, and exit 1 (a runtime
-// error, not a usage error).
+// error, not a usage error). The evaluation at step 10, the last before,
+// has already warned of a runaway chain.
 func TestGaussianDivergenceNamesChainAndStep(t *testing.T) {
 	out := t.TempDir()
 	code, stderr := clitest.Command(t, "--task", "gaussian20", "--sampler", "sghmc", "--step-size", "0.5", "--steps", "2000",
 		"--eval-every", "10", "--quiet", "--out", out)
 	const want = "sample: error: chain 5 diverged at step 11: its position is 3.92e+06 from the target's mean in coordinate 0"
-	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != 1 || len(lines) != 1 || !strings.HasPrefix(stderr, want) ||
-		!strings.Contains(stderr, "(try a smaller step size) after 10 steps") {
-		t.Errorf("status %d, stderr %q; want status 1 and one line starting %q", code, stderr, want)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if last := lines[len(lines)-1]; code != 1 || len(lines) != 2 || !strings.HasPrefix(last, want) ||
+		!strings.Contains(last, "(try a smaller step size) after 10 steps") ||
+		!strings.HasPrefix(lines[0], "sample: warning: chain 42's kinetic temperature (its mean squared momentum) is 7.82e+12 at step 10,") {
+		t.Errorf("status %d, stderr %q; want status 1, the runaway warning of step 10 and one error line starting %q", code, stderr, want)
 	}
 	m, err := os.ReadFile(filepath.Join(out, "metrics.csv"))
 	if err != nil {
