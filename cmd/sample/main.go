@@ -348,8 +348,8 @@ func run(ctx context.Context, args []string) error {
 	}
 	bar.Skip(done)
 	start = time.Now().Add(-time.Duration(elapsed * float64(time.Second)))
-	var checkpointed time.Time // when the latest checkpoint was written: the first evaluation writes one
-	warnedHot := -1            // the step whose evaluation warned of a runaway chain, if any
+	var checkpointed time.Time              // when the latest checkpoint was written: the first evaluation writes one
+	warnedHot := firstRunaway(header, rows) // the step whose evaluation warned of a runaway chain, if any
 	temperature := smp.momentaAtEquilibrium()
 	var blocks []tasks.Block
 	if b, ok := mon.(tasks.Blocker); ok {

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -264,6 +265,23 @@ func replayEarlyStop(e *earlyStop, header []string, rows [][]string, patience in
 		stopped = e.observe(step, ms, patience)
 	}
 	return stopped
+}
+
+// firstRunaway returns the step of the first of rows (metrics.csv's, under
+// header) whose hottest chain is above samplers.RunawayTemperature, the
+// evaluation that warned of it, or -1 if none is.
+func firstRunaway(header []string, rows [][]string) int {
+	col := slices.Index(header, metricTemperatureMax)
+	if col < 0 {
+		return -1
+	}
+	for _, r := range rows {
+		if v, err := strconv.ParseFloat(r[col], 64); err == nil && !(v <= samplers.RunawayTemperature) {
+			step, _ := strconv.Atoi(r[0])
+			return step
+		}
+	}
+	return -1
 }
 
 // checkFinished refuses to resume a run that has finished (its summary.json
