@@ -154,7 +154,7 @@ func curves(args []string) error {
 	ymax := fs.Float64("ymax", math.Inf(1), "leave out the points above this value, so that the y axis fits the rest: a zoom on the lower curves")
 	zoom := fs.StringSlice("zoom", nil, "NAME,...: draw beside the curves a second panel of these runs alone (names that have no run are passed over), their points above --zoom-ymax left out and a run with none below it named in the panel's title, as the paper's Figure 4 zooms in on the sampling methods")
 	zoomMax := fs.Float64("zoom-ymax", math.NaN(), "the zoom's highest value (default: the zoomed runs' lowest point plus a tenth of the first panel's y range)")
-	usage(fs, "curves", runArgs...)
+	usage(fs, "curves", append(runArgs, cli.Arg{Name: "NAME=FILE.csv", Usage: "a run's metrics file itself, as the metrics-stopped.csv that a sweep's record keeps of a run a signal stopped"})...)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -217,6 +217,10 @@ func curves(args []string) error {
 	return plotError(plot.LinesZoomed(*out, *title, "all runs", *xlabel, *ylabel, *logY, z, series...))
 }
 
+// notEnded begins what figures sweep adds to a row's name for the curve
+// of a run that has not ended; zoomOn zooms on it as on its row.
+const notEnded = " (not ended"
+
 // zoomOn returns the zoom panel of curves on the series named in names
 // (names without a series are passed over), up to ymax, or where ymax is
 // NaN up to the zoomed series' lowest point plus a tenth of the range of
@@ -227,7 +231,7 @@ func zoomOn(series []plot.Series, names []string, ymax float64) (plot.Zoom, erro
 	z := plot.Zoom{YMax: ymax}
 	var named []int
 	for i, s := range series {
-		if slices.Contains(names, s.Name) {
+		if base, _, _ := strings.Cut(s.Name, notEnded); slices.Contains(names, base) {
 			named = append(named, i)
 		}
 	}
@@ -260,13 +264,14 @@ func zoomOn(series []plot.Series, names []string, ymax float64) (plot.Zoom, erro
 		}
 		z.YMax = zlo + max(hi-lo, math.Abs(zlo)*1e-6)/10
 	}
-	var in, above []string
+	var in, above []string // the rows' names (the legend says which have not ended)
 	for _, i := range named {
+		base, _, _ := strings.Cut(series[i].Name, notEnded)
 		if lowest(series[i]) <= z.YMax {
 			z.Series = append(z.Series, i)
-			in = append(in, series[i].Name)
+			in = append(in, base)
 		} else {
-			above = append(above, series[i].Name)
+			above = append(above, base)
 		}
 	}
 	if len(in) == 0 {
@@ -296,6 +301,16 @@ func checkTexts(rs [][2]string, flags ...string) error {
 	return nil
 }
 
+// metricsFile is the metrics.csv of the run directory dir, or dir itself
+// where it names a .csv file (the metrics kept of a run that has not
+// ended, which figures sweep draws as far as they go).
+func metricsFile(dir string) string {
+	if strings.HasSuffix(dir, ".csv") {
+		return dir
+	}
+	return filepath.Join(dir, "metrics.csv")
+}
+
 // scoredRuns returns the directories that have a metrics.csv, leaving out,
 // with a note on stderr, those of runs that stopped before their first
 // scoring (summary.json records the error); a directory with neither is an
@@ -303,9 +318,12 @@ func checkTexts(rs [][2]string, flags ...string) error {
 func scoredRuns(name string, dirs []string) ([]string, error) {
 	var kept []string
 	for _, dir := range dirs {
-		if _, err := os.Stat(filepath.Join(dir, "metrics.csv")); err == nil {
+		if _, err := os.Stat(metricsFile(dir)); err == nil {
 			kept = append(kept, dir)
 			continue
+		}
+		if dir == metricsFile(dir) {
+			return nil, cli.Usagef("run %s: cannot read its metrics file %s", name, dir)
 		}
 		sum, err := readSummary(filepath.Join(dir, "summary.json"))
 		if err != nil {
@@ -326,7 +344,7 @@ func scoredRuns(name string, dirs []string) ([]string, error) {
 func metricOverRuns(dirs []string, metric string) (steps, mean, se []float64, err error) {
 	var ys [][]float64
 	for _, dir := range dirs {
-		path := filepath.Join(dir, "metrics.csv")
+		path := metricsFile(dir)
 		cols, err := readCSV(path)
 		if err != nil {
 			return nil, nil, nil, err

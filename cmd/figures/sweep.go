@@ -46,16 +46,20 @@ func sweepFigures(args []string) error {
 		if err != nil {
 			return cli.Usagef("%v", err)
 		}
-		rowArgs, note, err := sweepRows(s, *root)
+		rowArgs, partial, note, err := sweepRows(s, *root)
 		if err != nil {
 			return err
 		}
-		if len(rowArgs) == 0 {
-			fmt.Fprintf(os.Stderr, "figures: %s: no run has ended yet: no tables or curves (sweep status %s)\n", s.Path, s.Path)
+		if len(rowArgs) == 0 && len(partial) == 0 {
+			fmt.Fprintf(os.Stderr, "figures: %s: no run has ended or been scored yet: no tables or curves (sweep status %s)\n", s.Path, s.Path)
 			continue
 		}
 		written := map[string]bool{}
 		for _, t := range s.Tables {
+			if len(rowArgs) == 0 {
+				fmt.Fprintf(os.Stderr, "figures: %s: no run has ended yet: no tables\n", s.Path)
+				break
+			}
 			file := filepath.Join(s.Dir(), t.File)
 			b := tables[file]
 			if b == nil {
@@ -83,7 +87,7 @@ func sweepFigures(args []string) error {
 		}
 		for _, c := range s.Curves {
 			a := append([]string{"--out", filepath.Join(s.Dir(), c.File)}, c.Args...)
-			if err := curves(append(a, rowArgs...)); err != nil {
+			if err := curves(append(append(a, rowArgs...), partial...)); err != nil {
 				return fmt.Errorf("%s: curves %s: %w", s.Path, c.File, err)
 			}
 		}
@@ -112,29 +116,36 @@ func sweepFigures(args []string) error {
 
 // sweepRows returns the NAME=DIR1,DIR2,… arguments of figures table and
 // curves for the sweep's rows that have runs that have ended (a row's
-// runs differ in their seed alone), in the order of the runs, and, if
-// some runs have not ended or are stale (ran with flags that the sweep
-// no longer sets, or with input files that have changed since), a note
-// that names them for under the tables.
-func sweepRows(s *sweep.Sweep, root string) (args []string, note string, err error) {
+// runs differ in their seed alone), in the order of the runs; the
+// NAME (not ended)=FILE.csv arguments of curves for the runs that have
+// not ended but have been scored (running, stopped, or kept in the
+// record as a signal stopped them: partialMetrics), each drawn alone and
+// as far as it went; and, if some runs have not ended or are stale (ran
+// with flags that the sweep no longer sets, or with input files that
+// have changed since), a note that names them for under the tables.
+func sweepRows(s *sweep.Sweep, root string) (args, partial []string, note string, err error) {
 	var names []string
 	dirs := map[string][]string{}
 	var missing []string
 	anyStale := false
 	runs := s.Runs(root)
+	runsOfRow := map[string]int{}
+	for _, r := range runs {
+		runsOfRow[r.Row]++
+	}
 	for _, r := range runs {
 		if strings.Contains(r.Row, "=") {
-			return nil, "", cli.Usagef("%s: the row name %q has a '=', which figures cannot tell from NAME=DIR: change the sweep's titles or row line", s.Path, r.Row)
+			return nil, nil, "", cli.Usagef("%s: the row name %q has a '=', which figures cannot tell from NAME=DIR: change the sweep's titles or row line", s.Path, r.Row)
 		}
 		if strings.Contains(r.Dir, ",") {
-			return nil, "", cli.Usagef("%s: the run directory %s has a ',', which figures cannot tell from DIR1,DIR2", s.Path, r.Dir)
+			return nil, nil, "", cli.Usagef("%s: the run directory %s has a ',', which figures cannot tell from DIR1,DIR2", s.Path, r.Dir)
 		}
 		if _, err := sweep.Keep(r); err != nil {
-			return nil, "", err
+			return nil, nil, "", err
 		}
 		st, err := sweep.InspectRun(r)
 		if err != nil {
-			return nil, "", err
+			return nil, nil, "", err
 		}
 		if _, ok := dirs[r.Row]; !ok {
 			names = append(names, r.Row)
@@ -160,6 +171,13 @@ func sweepRows(s *sweep.Sweep, root string) (args []string, note string, err err
 				why += "; an earlier run's metrics until it was stopped: " + filepath.ToSlash(kept)
 			}
 			missing = append(missing, fmt.Sprintf("%s (%s)", rel, why))
+			if path := partialMetrics(r, st); path != "" {
+				name := r.Row + notEnded + ")"
+				if runsOfRow[r.Row] > 1 {
+					name = r.Row + notEnded + ", " + filepath.ToSlash(rel) + ")"
+				}
+				partial = append(partial, name+"="+path)
+			}
 			continue
 		}
 		dirs[r.Row] = append(dirs[r.Row], r.Source(st))
@@ -182,7 +200,26 @@ func sweepRows(s *sweep.Sweep, root string) (args []string, note string, err err
 		note = fmt.Sprintf("Not in the table%s: %d of the sweep's %d runs, %s: %s.",
 			plural(len(s.Tables)), len(missing), len(runs), which, strings.Join(listed, ", "))
 	}
-	return args, note, nil
+	return args, partial, note, nil
+}
+
+// partialMetrics returns the metrics file of a run that has not ended,
+// where it has been scored at least once: its record's
+// sweep.StoppedMetricsFile where its output directory holds nothing, or
+// the metrics.csv of its output directory (running, or stopped by a
+// signal); "" where there is none or it holds no scoring yet.
+func partialMetrics(r sweep.Run, st sweep.Status) string {
+	if st.State.Done() || st.Stale != "" {
+		return ""
+	}
+	path := st.StoppedMetrics
+	if path == "" {
+		path = filepath.Join(r.Dir, sweep.MetricsFile)
+	}
+	if _, err := readCSV(path); err != nil {
+		return ""
+	}
+	return path
 }
 
 // plural returns "s" for more than one.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/metasgmcmc/metasgmcmc/cmd/internal/clitest"
+	"github.com/metasgmcmc/metasgmcmc/cmd/internal/sweep"
 )
 
 // writeSweepRun writes a sample run's files into dir: a metric at steps 10 and
@@ -199,5 +201,75 @@ Not in the table: 1 of the sweep's 4 runs, which have not ended or ran with flag
 	})
 	if err != nil || out != want {
 		t.Errorf("figures sweep --stdout: %v\n%s\nwant\n%s", err, out, want)
+	}
+}
+
+// TestSweepDrawsRunsThatHaveNotEnded checks that figures sweep draws the
+// curves of the runs that have not ended as far as they were scored,
+// named as such, from the runs directory or from the metrics its record
+// kept of a stopped run, and leaves them out of the tables; a run that
+// has not been scored gets no curve.
+func TestSweepDrawsRunsThatHaveNotEnded(t *testing.T) {
+	dir := t.TempDir()
+	exp := filepath.Join(dir, "exp")
+	file := filepath.Join(exp, "table.sweep")
+	os.MkdirAll(exp, 0o755)
+	os.WriteFile(file, []byte(`out toy/{sampler}-{seed}
+seeds 1
+axis sampler nn=NNSGHMC --sampler nnsghmc
+axis sampler sghmc=SGHMC --sampler sghmc
+axis sampler sgld=SGLD --sampler sgld
+axis sampler adam=Adam --sampler adam
+table table.md --metric kl --steps 10
+curves kl --metric kl --zoom NNSGHMC,SGHMC
+record results
+`), 0o644)
+	runs := filepath.Join(dir, "runs")
+	writeSweepRun(t, filepath.Join(runs, "toy", "sghmc-1"), 8, 6, `{}`)
+	// nn-1 was stopped by a signal in a runs directory since lost: its record keeps its metrics
+	kept := filepath.Join(exp, "results", "toy", "nn-1", "metrics-stopped.csv")
+	os.MkdirAll(filepath.Dir(kept), 0o755)
+	os.WriteFile(kept, []byte("step,seconds,kl\n10,1,4\n"), 0o644)
+	// sgld-1 is stopped at a checkpoint in the runs directory
+	writeSweepRun(t, filepath.Join(runs, "toy", "sgld-1"), 9, 7, `{"error": "interrupted by SIGTERM"}`)
+	os.WriteFile(filepath.Join(runs, "toy", "sgld-1", "checkpoint.json"), []byte(`{}`), 0o644)
+	// adam-1 has started and not been scored
+	os.MkdirAll(filepath.Join(runs, "toy", "adam-1"), 0o755)
+	os.WriteFile(filepath.Join(runs, "toy", "adam-1", "metrics.csv"), []byte("step,seconds,kl\n"), 0o644)
+	s, err := sweep.Parse(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, partial, note, err := sweepRows(s, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRows := []string{"SGHMC=" + filepath.Join(runs, "toy", "sghmc-1")}
+	wantPartial := []string{
+		"NNSGHMC (not ended)=" + kept,
+		"SGLD (not ended)=" + filepath.Join(runs, "toy", "sgld-1", "metrics.csv"),
+	}
+	if !slices.Equal(rows, wantRows) || !slices.Equal(partial, wantPartial) {
+		t.Errorf("sweepRows: rows %q, partial %q; want %q, %q", rows, partial, wantRows, wantPartial)
+	}
+	if !strings.Contains(note, "toy/sgld-1 (") || !strings.Contains(note, "toy/nn-1 (new; an earlier run's metrics") {
+		t.Errorf("the note under the table: %s", note)
+	}
+	if err := run(context.Background(), []string{"sweep", "--runs", runs, file}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ext := range []string{".png", ".svg"} {
+		if info, err := os.Stat(filepath.Join(exp, "kl"+ext)); err != nil || info.Size() == 0 {
+			t.Errorf("kl%s: %v", ext, err)
+		}
+	}
+	svg, _ := os.ReadFile(filepath.Join(exp, "kl.svg"))
+	for _, name := range []string{"NNSGHMC (not ended)", "SGLD (not ended)", "zoom on NNSGHMC (SGHMC above"} {
+		if !strings.Contains(string(svg), name) {
+			t.Errorf("kl.svg does not name %q", name)
+		}
+	}
+	if strings.Contains(string(svg), "Adam") {
+		t.Errorf("kl.svg draws Adam, which has not been scored")
 	}
 }
