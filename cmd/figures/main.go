@@ -221,6 +221,13 @@ func curves(args []string) error {
 // of a run that has not ended; zoomOn zooms on it as on its row.
 const notEnded = " (not ended"
 
+// rowName is the name of the row that the curve named name belongs to:
+// name less what notEnded begins.
+func rowName(name string) string {
+	row, _, _ := strings.Cut(name, notEnded)
+	return row
+}
+
 // zoomOn returns the zoom panel of curves on the series named in names
 // (names without a series are passed over), up to ymax, or where ymax is
 // NaN up to the zoomed series' lowest point plus a tenth of the range of
@@ -231,7 +238,7 @@ func zoomOn(series []plot.Series, names []string, ymax float64) (plot.Zoom, erro
 	z := plot.Zoom{YMax: ymax}
 	var named []int
 	for i, s := range series {
-		if base, _, _ := strings.Cut(s.Name, notEnded); slices.Contains(names, base) {
+		if slices.Contains(names, rowName(s.Name)) {
 			named = append(named, i)
 		}
 	}
@@ -266,12 +273,11 @@ func zoomOn(series []plot.Series, names []string, ymax float64) (plot.Zoom, erro
 	}
 	var in, above []string // the rows' names (the legend says which have not ended)
 	for _, i := range named {
-		base, _, _ := strings.Cut(series[i].Name, notEnded)
 		if lowest(series[i]) <= z.YMax {
 			z.Series = append(z.Series, i)
-			in = append(in, base)
+			in = append(in, rowName(series[i].Name))
 		} else {
-			above = append(above, base)
+			above = append(above, rowName(series[i].Name))
 		}
 	}
 	if len(in) == 0 {
@@ -318,11 +324,12 @@ func metricsFile(dir string) string {
 func scoredRuns(name string, dirs []string) ([]string, error) {
 	var kept []string
 	for _, dir := range dirs {
-		if _, err := os.Stat(metricsFile(dir)); err == nil {
+		path := metricsFile(dir)
+		if _, err := os.Stat(path); err == nil {
 			kept = append(kept, dir)
 			continue
 		}
-		if dir == metricsFile(dir) {
+		if path == dir {
 			return nil, cli.Usagef("run %s: cannot read its metrics file %s", name, dir)
 		}
 		sum, err := readSummary(filepath.Join(dir, "summary.json"))

@@ -55,11 +55,12 @@ func sweepFigures(args []string) error {
 			continue
 		}
 		written := map[string]bool{}
-		for _, t := range s.Tables {
-			if len(rowArgs) == 0 {
-				fmt.Fprintf(os.Stderr, "figures: %s: no run has ended yet: no tables\n", s.Path)
-				break
-			}
+		tablesOf := s.Tables
+		if len(rowArgs) == 0 && len(tablesOf) > 0 {
+			fmt.Fprintf(os.Stderr, "figures: %s: no run has ended yet: no tables\n", s.Path)
+			tablesOf = nil
+		}
+		for _, t := range tablesOf {
 			file := filepath.Join(s.Dir(), t.File)
 			b := tables[file]
 			if b == nil {
@@ -172,11 +173,11 @@ func sweepRows(s *sweep.Sweep, root string) (args, partial []string, note string
 			}
 			missing = append(missing, fmt.Sprintf("%s (%s)", rel, why))
 			if path := partialMetrics(r, st); path != "" {
-				name := r.Row + notEnded + ")"
+				which := ")"
 				if runsOfRow[r.Row] > 1 {
-					name = r.Row + notEnded + ", " + filepath.ToSlash(rel) + ")"
+					which = ", " + filepath.ToSlash(rel) + ")"
 				}
-				partial = append(partial, name+"="+path)
+				partial = append(partial, r.Row+notEnded+which+"="+path)
 			}
 			continue
 		}

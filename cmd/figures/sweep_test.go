@@ -232,7 +232,7 @@ record results
 	os.WriteFile(kept, []byte("step,seconds,kl\n10,1,4\n"), 0o644)
 	// sgld-1 is stopped at a checkpoint in the runs directory
 	writeSweepRun(t, filepath.Join(runs, "toy", "sgld-1"), 9, 7, `{"error": "interrupted by SIGTERM"}`)
-	os.WriteFile(filepath.Join(runs, "toy", "sgld-1", "checkpoint.json"), []byte(`{}`), 0o644)
+	os.WriteFile(filepath.Join(runs, "toy", "sgld-1", "checkpoint.json"), []byte(`{"state": {"steps": 10}}`), 0o644)
 	// adam-1 has started and not been scored
 	os.MkdirAll(filepath.Join(runs, "toy", "adam-1"), 0o755)
 	os.WriteFile(filepath.Join(runs, "toy", "adam-1", "metrics.csv"), []byte("step,seconds,kl\n"), 0o644)
@@ -252,7 +252,7 @@ record results
 	if !slices.Equal(rows, wantRows) || !slices.Equal(partial, wantPartial) {
 		t.Errorf("sweepRows: rows %q, partial %q; want %q, %q", rows, partial, wantRows, wantPartial)
 	}
-	if !strings.Contains(note, "toy/sgld-1 (") || !strings.Contains(note, "toy/nn-1 (new; an earlier run's metrics") {
+	if !strings.Contains(note, "toy/sgld-1 (stopped)") || !strings.Contains(note, "toy/nn-1 (new; an earlier run's metrics") {
 		t.Errorf("the note under the table: %s", note)
 	}
 	if err := run(context.Background(), []string{"sweep", "--runs", runs, file}); err != nil {
